@@ -1,0 +1,3 @@
+from neens_action.cli import main
+
+main()

@@ -1,0 +1,80 @@
+"""Plain data produced by a flow: what happened, before anyone decides or renders anything.
+
+A flow (pull, push, stress, shard/finish) fills an :class:`Outcome` from the server's own
+payloads (kept as the dicts the API returned, keys as in ``spec/neens-api.md``) plus what it
+observed locally (agent invocations). ``verdict.py`` turns it into an exit code and build
+verdict; ``report/`` turns it into a :class:`~neens_action.report.model.Report`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+JsonDict = dict[str, Any]
+
+
+@dataclass
+class Invocation:
+    """One execution of the user's command for one frozen item (pull flows only)."""
+
+    item_id: str
+    input: str
+    returncode: int | None = None
+    duration_s: float = 0.0
+    timed_out: bool = False
+    error: str | None = None  # launch error / timeout text / "rc=3"; None when ok
+    output: str = ""  # captured stdout+stderr tail, capped; echoed only inside ::stop-commands::
+    # sweep run only
+    arm: str | None = None
+    model: str | None = None
+    rep: int | None = None
+    run_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and self.error is None
+
+
+@dataclass
+class Outcome:
+    """Everything one eval-style command learned. Server payloads are kept verbatim."""
+
+    mode: str  # "run" | "push" | "stress" | "finish" | "watch"
+    run_id: str = ""
+    base_url: str = ""
+    run: JsonDict | None = None  # terminal run object (E2)
+    gate: JsonDict | None = None  # gate response (E7)
+    comparison: JsonDict | None = None  # E8, only when a policy is in play
+    metrics: JsonDict | None = None  # E9, only when a policy is in play
+    invocations: list[Invocation] = field(default_factory=list)
+    policy_eval: Any = None  # neens_action.policy.PolicyEval | None
+    policy_identity: JsonDict | None = None  # {name, sha256, overridden} for ci-result
+    enforced: bool = True  # False under --no-gate
+    error: str | None = None  # run error sentence (=> exit 2)
+    interrupted: bool = False  # SIGINT/SIGTERM (=> exit 130)
+    warnings: list[str] = field(default_factory=list)
+    exit_code: int = 2
+    build_verdict: str | None = None  # passed | warned | blocked | errored
+    ci_result_reported: bool = False
+    suite: JsonDict | None = None  # stress: the scenario suite object (E18)
+    extra: JsonDict = field(default_factory=dict)  # flow-specific facts (shard, labels...)
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep command learned (preview/start/get/decide/run)."""
+
+    command: str  # preview | start | get | decide | run
+    sweep_id: str = ""
+    base_url: str = ""
+    sweep: JsonDict | None = None  # E13/E14 sweep object
+    estimate: JsonDict | None = None  # E12 estimate (unwrapped)
+    refusals: list[str] = field(default_factory=list)
+    comparison: JsonDict | None = None  # E15
+    invocations: list[Invocation] = field(default_factory=list)
+    failed_starts: list[JsonDict] = field(default_factory=list)
+    error: str | None = None
+    interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+    exit_code: int = 2

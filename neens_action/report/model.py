@@ -1,0 +1,76 @@
+"""The one report model every renderer reads (text, Markdown, JUnit, JSON, dotenv).
+
+Built once from an Outcome by ``report.build``; renderers never call the client and never
+re-decide a verdict. All strings here are raw (unescaped): each renderer escapes for its
+own medium.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    footer: str | None = None
+
+
+@dataclass
+class ItemVerdict:
+    """One golden item as the server scored it (JUnit test case, failed-item list)."""
+
+    item_id: str
+    input: str
+    state: str  # "pass" | "fail" | "unscored"
+    score: float | None = None
+    reason: str = ""  # judge reasons / error text
+    suite: str = ""  # "" for the dataset, else the eval gate / failure mode it belongs to
+    strategy: str = ""  # stress scenarios only
+    duration_s: float | None = None
+
+
+@dataclass
+class PolicyLine:
+    label: str  # e.g. "cost", "metric[faithfulness]"
+    severity: str  # block | warn
+    status: str  # pass | warn | fail | skipped
+    observed: str
+    threshold: str
+    reason: str
+
+
+@dataclass
+class Chart:
+    """A small bar chart (rendered as Mermaid in Markdown, skipped in text)."""
+
+    title: str
+    labels: list[str]
+    series: dict[str, list[float | None]]  # series name -> one value per label
+    unit: str = ""
+
+
+@dataclass
+class Report:
+    kind: str  # "eval" | "sweep" | "stress"
+    title: str  # e.g. "Pre-prod eval ppr_123"
+    verdict: str  # passed | warned | blocked | errored
+    exit_code: int
+    headline: str  # one sentence: what happened and why
+    run_id: str = ""
+    run_url: str = ""  # link to the run in Neens, when the base URL is known
+    facts: list[tuple[str, str]] = field(default_factory=list)  # ordered label -> value
+    reasons: list[str] = field(default_factory=list)  # server gate reasons
+    warnings: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    policy: list[PolicyLine] = field(default_factory=list)
+    items: list[ItemVerdict] = field(default_factory=list)  # every item, in replay order
+    charts: list[Chart] = field(default_factory=list)
+    error: str | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # CI outputs (exit-code, run-id...)
+
+    @property
+    def failed_items(self) -> list[ItemVerdict]:
+        return [i for i in self.items if i.state != "pass"]

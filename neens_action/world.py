@@ -1,0 +1,41 @@
+"""The outside world a flow touches, built in one place and passed in.
+
+Flows never read ``os.environ``, print, sleep or look at the clock directly: they use the
+:class:`World` they are given, so tests hand in fakes at the edges only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TextIO
+
+
+class Clock:
+    """Real time. Tests may pass a subclass that does not sleep."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def utcnow(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+@dataclass
+class World:
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    err: TextIO = field(default_factory=lambda: sys.stderr)  # human log
+    out: TextIO = field(default_factory=lambda: sys.stdout)  # machine output (--json)
+    clock: Clock = field(default_factory=Clock)
+
+    def log(self, message: str = "") -> None:
+        """One human line on stderr, flushed (CI logs are read live)."""
+        print(message, file=self.err, flush=True)
