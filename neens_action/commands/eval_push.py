@@ -1,0 +1,74 @@
+"""``neens eval push``: the push flow. Thin: parse flags, build settings, run the pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from neens_action.cli import CONTEXT
+from neens_action.commands.eval_run import (
+    connection_options,
+    declares_gates,
+    load_policy,
+    policy_options,
+)
+
+
+@click.command("push", context_settings=CONTEXT)
+@click.option("--dataset", metavar="ID", help="Dataset to snapshot (its golden version, unless…).")
+@click.option("--dataset-version", "--dataset-version-id", "dataset_version_id", metavar="ID",
+              help="…an explicit dataset version.")
+@click.option("--version-label", metavar="LABEL", help="Candidate version label (stamped on the "
+              "run; defaults to the short commit only for eval-gates runs).")
+@click.option("--agent-connection", metavar="ID",
+              help="Registered agent_http connection Neens calls per prompt (required).")
+@click.option("--name", metavar="NAME", help="Run name (defaults to the version label).")
+@click.option("--baseline", metavar="SPEC",
+              help="branch:<name> | run:<run id> | prod | prod:<range> "
+                   "(default in CI: branch:<default branch>).")
+@click.option("--max-regressions", type=int, metavar="N", help="Gate: fail if regressions > N.")
+@click.option("--min-pass-rate", type=float, metavar="R",
+              help="Gate: fail if pass rate < R (0..1).")
+@click.option("--gates", metavar="active|ID,ID",
+              help="Replay + enforce eval gates (env NEENS_GATES).")
+@click.option("--git-sha", metavar="SHA", help="Candidate commit (default: detected in CI).")
+@click.option("--branch", metavar="NAME", help="Candidate branch (default: detected in CI).")
+@click.option("--pr-number", type=int, metavar="N", help="Pull/merge request number.")
+@click.option("--pr-url", metavar="URL", help="Pull/merge request URL.")
+@click.option("--repo", metavar="OWNER/NAME", help="Repository (env NEENS_REPO).")
+@policy_options
+@connection_options
+@click.option("--poll-interval", type=float, default=5.0, show_default=True, metavar="SECONDS",
+              help="Longest wait between status polls (polling starts at 0.5 s).")
+@click.option("--poll-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
+              help="Overall scoring budget (also the deadline of the push trigger).")
+@click.option("--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
+@click.option("--json", "json_out", is_flag=True, help="Machine-readable result on stdout.")
+@click.option("--junit", metavar="PATH", help="Write a JUnit XML report to PATH.")
+def push_command(json_out: bool, junit: str | None, **flags: Any) -> int:
+    """Create a push run: Neens calls your agent_http connection once per frozen prompt,
+    scores the answers, and the build gates on the verdict (no harness, no OTel wiring).
+
+    Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130 interrupted.
+    """
+    from neens_action import pipeline
+    from neens_action.client import NeensClient
+    from neens_action.flows.push import EvalPushSettings, run_push
+    from neens_action.world import World
+
+    world = World()
+    settings = EvalPushSettings.from_flags({**flags, "json": json_out, "junit": junit},
+                                           world.environ)
+    policy = load_policy(settings.gate_policy, settings.overrides)
+    settings.validate(policy_gates=declares_gates(policy))
+    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
+                         timeout=settings.request_timeout, retries=settings.retries)
+    try:
+        return pipeline.execute(
+            lambda: run_push(settings, client=client, world=world, policy=policy),
+            world=world, json_out=settings.json, junit_path=settings.junit, client=client,
+            report_ci=settings.report_ci_result, mode="push",
+        )
+    finally:
+        client.close()

@@ -1,0 +1,373 @@
+"""The pull flow, ``neens eval run`` (spec 7.1), in reusable pieces.
+
+- :func:`create_body` / :func:`create_run`: E1 with target, baseline, gate and provenance.
+- :func:`drive_run`: given a run id, fetch items, run the agent per item, start, poll, fetch
+  the gate (+ comparison / metrics and the policy evaluation when a policy is in play) into
+  an :class:`~neens_action.outcome.Outcome`. Raises on errors; the caller records them.
+- the smaller steps it is made of: :func:`fetch_items`, :func:`item_jobs`,
+  :func:`run_agents`, :func:`start_and_wait`, :func:`collect_verdict`.
+- :func:`run_pull`: the whole command. Problems found before any request raise
+  :class:`~neens_action.errors.UsageError`; everything later lands in ``outcome.error``
+  (or ``outcome.interrupted``) so the pipeline can still report and render.
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neens_action import correlation, provenance
+from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
+from neens_action.flows.common import describe_baseline, poll_run
+from neens_action.outcome import Invocation, Outcome
+from neens_action.runner import DEFAULT_OUTPUT_CAP, Job, Runner
+from neens_action.world import World
+
+
+@dataclass
+class DriveOptions:
+    """How to drive one run's items (the execution flags)."""
+
+    command: Sequence[str] | str
+    version_label: str | None = None  # None: read the run's versionLabel
+    per_item_timeout: float | None = None
+    concurrency: int = 1
+    poll_interval: float = 5.0
+    poll_timeout: float = 1800.0
+    output_cap: int = DEFAULT_OUTPUT_CAP
+    policy: Any = None  # neens_action.policy.GatePolicy | None
+
+
+# -- create -------------------------------------------------------------------------------------
+
+
+def version_label_for(settings: Any, prov: provenance.Provenance) -> str | None:
+    """The candidate label: --version-label, else (eval-gates runs) the short commit."""
+    if settings.version_label:
+        return settings.version_label.strip()
+    if settings.gates_wire or settings.declared_gates:
+        if not prov.short_sha:
+            raise UsageError("--gates needs a version label: pass --version-label or --git-sha "
+                             "(no commit was detected from the CI environment)")
+        return prov.short_sha
+    return None
+
+
+def server_gate(settings: Any, policy: Any) -> dict[str, Any]:
+    """The E1 ``gate``: the policy's gate block, then --max-regressions/--min-pass-rate."""
+    gate: dict[str, Any] = {}
+    if policy is not None:
+        base = policy.server_gate()
+        if isinstance(base, dict):
+            gate.update({k: v for k, v in base.items() if v is not None})
+    if settings.max_regressions is not None:
+        gate["max_regressions"] = int(settings.max_regressions)
+    if settings.min_pass_rate is not None:
+        gate["min_pass_rate"] = float(settings.min_pass_rate)
+    if not gate.get("cost"):
+        gate.pop("cost", None)  # never "cost": null (it would void in-flight sweeps)
+    return gate
+
+
+def create_body(settings: Any, prov: provenance.Provenance, policy: Any = None) -> dict[str, Any]:
+    """The E1 body for ``eval run --create`` / ``--gates`` (null fields omitted)."""
+    label = version_label_for(settings, prov)
+    assert label is not None  # validate() guarantees a label for --create without gates
+    body: dict[str, Any] = {"name": (settings.name or "").strip() or label,
+                            "version_label": label}
+    if settings.dataset:
+        body["dataset_id"] = settings.dataset
+    if settings.dataset_version_id:
+        body["dataset_version_id"] = settings.dataset_version_id
+    baseline = settings.baseline_wire
+    if baseline is None and not settings.baseline:
+        baseline = provenance.default_baseline(prov, has_dataset=bool(settings.dataset))
+    if baseline:
+        body["baseline"] = baseline
+    gate = server_gate(settings, policy)
+    if gate:
+        body["gate"] = gate
+    if settings.gates_wire:
+        body["gates"] = settings.gates_wire
+    declared = policy.gates_block() if policy is not None else None
+    if declared is not None:
+        body["gates_policy"] = declared
+    body.update(prov.wire(has_gates=bool(settings.gates_wire or declared is not None)))
+    return body
+
+
+def _gate_names(rows: Any) -> str:
+    names = []
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict):
+            names.append(str(row.get("name") or row.get("gateId") or "?"))
+    return ", ".join(names)
+
+
+def create_run(client: Any, body: Mapping[str, Any], *, world: World,
+               outcome: Outcome) -> dict[str, Any]:
+    """E1, then the create lines (spec 10.1) and the eval-gates acknowledgement (spec 4.3).
+
+    Sets ``outcome.run_id`` as soon as the run exists. Raises NeensError.
+    """
+    run = client.create_run(body)
+    run_id = run.get("id") if isinstance(run, dict) else None
+    if not run_id or not isinstance(run_id, str):
+        raise RunError("the server created no run (the response carried no 'id')")
+    outcome.run_id = run_id
+    outcome.extra["created"] = True
+    world.log(f"Created run {run_id}")
+    if run.get("datasetId") or body.get("dataset_id"):
+        text = describe_baseline(run.get("baseline"), run.get("baselineResolution"))
+        world.log(f"Baseline: {text}")
+    if "gates_policy" in body:
+        _ack_gates_policy(run, body["gates_policy"], world=world, outcome=outcome)
+    sent = body.get("gates")
+    if sent:
+        if "gates" not in run:
+            raise RunError("the server ignored the eval-gates request (its response has no "
+                           "'gates'): it predates eval gates")
+        rows = run.get("gates") or []
+        if not rows:
+            if sent == "active":
+                msg = ("WARNING: the project has no active eval gate: nothing from --gates "
+                       "active is enforced in this run")
+                world.log(msg)
+                outcome.warnings.append(msg.removeprefix("WARNING: "))
+            else:
+                raise RunError(f"none of the requested eval gates exist: {', '.join(sent)}")
+        else:
+            world.log(f"Enforcing {len(rows)} eval gate(s): {_gate_names(rows)}")
+    return run
+
+
+def _ack_gates_policy(run: Mapping[str, Any], sent: Mapping[str, Any], *, world: World,
+                      outcome: Outcome) -> None:
+    """Spec 4.3: a declared gates block must be echoed; drift lines are printed."""
+    if "gatesPolicy" not in run:
+        raise RunError("the server ignored the policy's 'gates' block (its response has no "
+                       "'gatesPolicy'): it predates gate-as-code gates")
+    drift = run.get("gateDrift") if isinstance(run.get("gateDrift"), list) else []
+    if not run.get("gates") and not drift:
+        msg = "the policy's 'gates' block selected no eval gate in this project"
+        world.log(f"WARNING: {msg}")
+        outcome.warnings.append(msg)
+    elif run.get("gates"):
+        world.log(f"Enforcing {len(run['gates'])} eval gate(s): {_gate_names(run['gates'])}")
+    tier = "BLOCKING" if sent.get("severity", "block") == "block" else "WARNING"
+    for item in drift:
+        if isinstance(item, dict):
+            world.log(f"gate drift ({tier}): {item.get('message') or item.get('kind')}")
+
+
+# -- drive ---------------------------------------------------------------------------------------
+
+
+def fetch_items(client: Any, run_id: str) -> list[dict[str, str]]:
+    """E3 rows normalised to ``{"item_id", "input"}``; raises RunError when there are none."""
+    items = []
+    for n, row in enumerate(client.get_items(run_id), 1):
+        if not isinstance(row, dict):
+            continue
+        item_id = row.get("item_id") or row.get("itemId") or row.get("id")
+        if not item_id:
+            raise RunError(f"item {n} of run {run_id} has no item_id")
+        text = row.get("input")
+        if text is None:
+            text = ""
+        elif not isinstance(text, str):
+            import json
+
+            text = json.dumps(text, ensure_ascii=False)
+        items.append({"item_id": str(item_id), "input": text})
+    if not items:
+        raise RunError(f"no items to replay: run {run_id} has no frozen prompts (is the "
+                       "dataset version empty?)")
+    return items
+
+
+def item_jobs(items: Sequence[Mapping[str, str]], *, run_id: str, version_label: str,
+              base_env: Mapping[str, str], sweep: Any = None,
+              meta: Mapping[str, Any] | None = None) -> list[Job]:
+    """One Job per item; each environment is built just before its launch."""
+    base = dict(base_env)
+    return [
+        Job(key=it["item_id"], input=it["input"], meta=dict(meta or {}),
+            env=functools.partial(correlation.item_env, run_id=run_id,
+                                  item_id=it["item_id"], version_label=version_label,
+                                  item_input=it["input"], sweep=sweep, base=base))
+        for it in items
+    ]
+
+
+def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> None:
+    """Before the first item: say exactly what to set when no OTLP endpoint is configured."""
+    msg = correlation.otlp_warning(world.environ, base_url)
+    if msg:
+        world.log(f"neens: warning: {msg}")
+        if outcome is not None:
+            outcome.warnings.append(msg)
+
+
+def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: World,
+               timeout: float | None, concurrency: int, output_cap: int = DEFAULT_OUTPUT_CAP,
+               on_result: Callable[[Job, Invocation], None] | None = None,
+               runner: Runner | None = None) -> list[Invocation]:
+    """Run the command once per job (interrupt-safe: agents are killed before re-raising)."""
+    runner = runner or Runner(command, timeout=timeout, concurrency=concurrency,
+                              output_cap=output_cap, log=world.log)
+    return runner.run(jobs, on_result=on_result)
+
+
+def start_and_wait(client: Any, run_id: str, *, world: World, interval: float,
+                   timeout: float) -> dict[str, Any]:
+    """E4 (a 409 means already terminal), then poll E2 until terminal."""
+    world.log("Starting run (POST /start) ...")
+    client.start_run(run_id)
+    world.log("Waiting for scoring to complete ...")
+    return poll_run(client, run_id, world=world, interval=interval, timeout=timeout)
+
+
+def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any = None) -> None:
+    """E7; with a policy also E8/E9 (failures degrade to warnings) and the evaluation."""
+    outcome.gate = client.get_gate(outcome.run_id)
+    if policy is None:
+        return
+    for attr, fetch, what in (("comparison", client.get_comparison, "comparison"),
+                              ("metrics", client.get_metrics, "metrics")):
+        try:
+            setattr(outcome, attr, fetch(outcome.run_id))
+        except NeensApiError as exc:
+            msg = f"could not fetch the {what} ({exc}); policy rules that need it are skipped"
+            world.log(f"neens: warning: {msg}")
+            outcome.warnings.append(msg)
+    from neens_action import policy as policy_mod
+
+    outcome.policy_eval = policy_mod.evaluate(policy, run=outcome.run or {},
+                                              comparison=outcome.comparison,
+                                              metrics=outcome.metrics)
+
+
+def note_run(run: Mapping[str, Any], outcome: Outcome, world: World) -> None:
+    """Warnings carried by the terminal run (label mismatch)."""
+    if run.get("labelMismatch"):
+        msg = ("some traces carried a neens.version_label different from the run's label "
+               f"{run.get('versionLabel')!r}; they were linked by run and item id anyway: "
+               "check what sets NEENS_VERSION_LABEL / OTEL_RESOURCE_ATTRIBUTES in your agent")
+        world.log(f"neens: warning: {msg}")
+        outcome.warnings.append(msg)
+
+
+def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World,
+              run: Mapping[str, Any] | None = None) -> Outcome:
+    """Items -> agents -> /start -> poll -> gate (+policy) for ``outcome.run_id``.
+
+    ``run`` is the run object already known (e.g. the create response). A terminal
+    ``failed`` status is recorded in ``outcome.error`` and the gate is still fetched. Other
+    errors raise (NeensError, Interrupted); agents are killed before an interrupt re-raises.
+    """
+    run_id = outcome.run_id
+    label = opts.version_label
+    if label is None:
+        current = run if run is not None and "versionLabel" in run else client.get_run(run_id)
+        label = str(current.get("versionLabel") or "")
+        if not label:
+            msg = (f"run {run_id} has no version label: traces are tagged with an empty "
+                   "neens.version_label (pass --version-label)")
+            world.log(f"neens: warning: {msg}")
+            outcome.warnings.append(msg)
+    outcome.extra["version_label"] = label
+    items = fetch_items(client, run_id)
+    warn_otlp(world, client.base_url, outcome)
+    world.log(f"Running {len(items)} item(s) with concurrency={opts.concurrency} "
+              f"(version={label!r})")
+    jobs = item_jobs(items, run_id=run_id, version_label=label, base_env=world.environ)
+    del items
+    outcome.invocations = run_agents(opts.command, jobs, world=world,
+                                     timeout=opts.per_item_timeout,
+                                     concurrency=opts.concurrency, output_cap=opts.output_cap)
+    ok = sum(1 for inv in outcome.invocations if inv.ok)
+    world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
+    outcome.extra["started"] = True
+    outcome.run = start_and_wait(client, run_id, world=world, interval=opts.poll_interval,
+                                 timeout=opts.poll_timeout)
+    note_run(outcome.run, outcome, world)
+    if outcome.run.get("status") == "failed":
+        detail = outcome.run.get("error") or outcome.run.get("detail")
+        outcome.error = f"run {run_id} ended with status 'failed'" + (
+            f": {detail}" if isinstance(detail, str) and detail else "")
+    collect_verdict(client, outcome, world=world, policy=opts.policy)
+    return outcome
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def resume_hint(run_id: str, command: Sequence[str] | str) -> str:
+    cmd = command if isinstance(command, str) else shlex.join(command)
+    return f"neens eval run --run-id {shlex.quote(run_id)} -- {cmd}"
+
+
+def handle_interrupt(client: Any, outcome: Outcome, *, world: World,
+                     command: Sequence[str] | str) -> None:
+    """Decision 15: agents are already killed; cancel our own run, or print how to resume."""
+    outcome.interrupted = True
+    outcome.error = "interrupted (SIGINT/SIGTERM): agent processes were killed"
+    world.log("neens: interrupted: agent processes killed")
+    if not outcome.run_id:
+        return
+    if outcome.extra.get("created"):
+        try:
+            client.cancel_run(outcome.run_id, quick=True)
+            world.log(f"neens: cancelled run {outcome.run_id}")
+        except (NeensError, KeyboardInterrupt) as exc:
+            world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")
+    else:
+        world.log(f"neens: run {outcome.run_id} was left as is; resume it with: "
+                  f"{resume_hint(outcome.run_id, command)}")
+
+
+def _abandon(client: Any, outcome: Outcome, world: World) -> None:
+    """A run we created but could not start is cancelled so it does not wait forever."""
+    if outcome.extra.get("created") and not outcome.extra.get("started"):
+        try:
+            client.cancel_run(outcome.run_id, quick=True)
+        except NeensError as exc:
+            world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")
+
+
+def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+    """``neens eval run``: create (or attach), drive, gate. See the module docstring."""
+    outcome = Outcome(mode="run", base_url=client.base_url, enforced=not settings.no_gate)
+    if policy is not None:
+        outcome.policy_identity = policy.identity()
+    body = None
+    if settings.creates_run:
+        prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
+                                  branch=settings.branch, pr_number=settings.pr_number,
+                                  pr_url=settings.pr_url, repo=settings.repo)
+        body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
+    opts = DriveOptions(
+        command=settings.command,
+        version_label=body["version_label"] if body else (settings.version_label or None),
+        per_item_timeout=settings.timeout, concurrency=settings.concurrency,
+        poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
+        output_cap=settings.output_cap, policy=policy,
+    )
+    try:
+        run = None
+        if body is not None:
+            run = create_run(client, body, world=world, outcome=outcome)
+        else:
+            outcome.run_id = settings.run_id
+        drive_run(client, outcome, opts, world=world, run=run)
+    except (Interrupted, KeyboardInterrupt):
+        handle_interrupt(client, outcome, world=world, command=settings.command)
+    except NeensError as exc:
+        outcome.error = outcome.error or str(exc)
+        if outcome.run_id:
+            _abandon(client, outcome, world)
+    return outcome

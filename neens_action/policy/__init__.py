@@ -1,0 +1,29 @@
+"""Gate-as-code policy: load (JSON/YAML), validate, evaluate (spec ``neens-api.md`` section 9).
+
+The server gate stays authoritative; a policy only ever *adds* blocking conditions on top of
+it. Layout: ``load`` reads the file, ``validate`` checks the ``gate``/``rules`` document,
+``gates`` the declared eval-gates block, ``model`` is :class:`GatePolicy`, ``evaluate`` turns
+the server's payloads into a :class:`PolicyEval` (pure).
+"""
+
+from __future__ import annotations
+
+from neens_action.errors import PolicyError
+from neens_action.policy.evaluate import PolicyEval, RuleResult, evaluate
+from neens_action.policy.model import GatePolicy, build_policy, merge_server_gate
+from neens_action.policy.validate import DIMENSIONS, Rule
+
+GatePolicyError = PolicyError  # the vendor library's name for the same error
+
+__all__ = [
+    "DIMENSIONS",
+    "GatePolicy",
+    "GatePolicyError",
+    "PolicyError",
+    "PolicyEval",
+    "Rule",
+    "RuleResult",
+    "build_policy",
+    "evaluate",
+    "merge_server_gate",
+]

@@ -1,0 +1,356 @@
+"""Evaluating a policy against what the server returned (spec 9.2-9.6). Pure: no I/O.
+
+Inputs are the server's own payloads: the terminal run (E2), the comparison (E8) and the
+metrics rollup (E9). ``comparison`` / ``metrics`` are None when their fetch failed: the
+affected absolute checks are then ``skipped`` and baseline-relative ones degrade to at most
+a warning (spec 8.2: a failed fetch never blocks, and never passes silently).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from neens_action.policy.validate import NESTED, Rule, fmt
+
+AVG_TRAIT = {"cost": "avg_cost", "latency": "avg_latency", "steps": "avg_steps"}
+DELTA_SIGNAL = {"cost": "cost", "latency": "latencyMs", "steps": "steps"}
+PRICING_HINT = "set a rate under Settings → Model pricing"
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One evaluated check. ``dimension`` holds the result label (``cost``,
+    ``regressions``, ``metric[faithfulness]``, ``gate_drift:<id>`` ...)."""
+
+    dimension: str
+    severity: str  # block | warn
+    status: str  # pass | fail | warn | skipped
+    observed: Any
+    threshold: Any
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dimension": self.dimension,
+            "severity": self.severity,
+            "status": self.status,
+            "observed": finite(self.observed),
+            "threshold": finite(self.threshold),
+            "reason": self.reason,
+        }
+
+    def to_ci_rule(self) -> dict[str, Any]:
+        """The ``rules[]`` entry of the ci-result report (spec 4.9)."""
+        return {
+            "rule": self.dimension,
+            "observed": finite(self.observed),
+            "threshold": finite(self.threshold),
+            "severity": self.severity,
+            "outcome": self.status,
+            "message": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class PolicyEval:
+    blocked: bool
+    warned: bool
+    results: list[RuleResult] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[RuleResult]:
+        return [r for r in self.results if r.status == "fail"]
+
+    @property
+    def warnings(self) -> list[RuleResult]:
+        return [r for r in self.results if r.status == "warn"]
+
+    def reasons(self) -> list[str]:
+        """Why the policy blocks (each failing rule), then what it warns about."""
+        return [r.reason for r in self.failures] + [f"warning: {r.reason}" for r in self.warnings]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "blocked": self.blocked,
+            "warned": self.warned,
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def finite(value: Any) -> Any:
+    """JSON-safe copy: non-finite floats become None (recursively)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def num(value: Any) -> int | float | None:
+    """A finite number, else None (booleans and NaN are not measurements)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def count(value: int | float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+class Signals:
+    """Read-only access to the three payloads, with the spec's fallbacks."""
+
+    def __init__(self, run: Any, comparison: Any, metrics: Any) -> None:
+        self.run = _dict(run)
+        self.aggregate = _dict(self.run.get("aggregate"))
+        self.comparison = comparison if isinstance(comparison, dict) else None
+        self.metrics = metrics if isinstance(metrics, dict) else None
+
+    def traits(self, side: str) -> dict[str, Any] | None:
+        if self.comparison is None:
+            return None
+        side_traits = _dict(self.comparison.get("traits")).get(side)
+        return side_traits if isinstance(side_traits, dict) else None
+
+    def unpriced_models(self, side: str) -> list[str] | None:
+        """The side's unpriced model names when it is unpriced (n > 0, avg_cost null)."""
+        traits = self.traits(side)
+        if traits is None or not num(traits.get("n")) or traits.get("avg_cost") is not None:
+            return None
+        models = traits.get("unpricedModels")
+        return [str(m) for m in models] if isinstance(models, list) else []
+
+    def delta(self, dim: str, pct: bool) -> tuple[int | float | None, str]:
+        """(observed delta or percentage, why it is missing)."""
+        if self.comparison is None:
+            return None, "the comparison could not be fetched"
+        baseline = self.traits("baseline")
+        if baseline is not None and "n" in baseline and not num(baseline.get("n")):
+            return None, "the baseline cohort has no sessions"
+        block = _dict(_dict(self.comparison.get("deltas")).get(DELTA_SIGNAL[dim]))
+        delta = num(block.get("delta"))
+        if delta is None:
+            return None, "the delta is null: no baseline cohort was matched"
+        if not pct:
+            return delta, ""
+        before = num(block.get("before"))
+        if before is None:
+            return None, "the baseline average is null"
+        if before == 0:
+            return None, "the baseline average is 0, so a percentage change is undefined"
+        return round(delta / before * 100, 2), ""
+
+    def matched_nothing(self) -> bool:
+        """The baseline matched no item: ``compared`` first, then ``matchedItems == 0``
+        (decision 9), then the run aggregate's ``baselineCompared``."""
+        base = _dict(_dict(self.comparison).get("baseline"))
+        if "compared" in base:
+            return base["compared"] is False
+        matched = num(base.get("matchedItems"))
+        if matched is not None:
+            return matched == 0
+        return self.aggregate.get("baselineCompared") is False
+
+    def regressions(self) -> int | float | None:
+        listed = _dict(self.comparison).get("regressions")
+        if isinstance(listed, list):
+            return len(listed)
+        for value in (self.aggregate.get("regressions"), self.run.get("regressions")):
+            if num(value) is not None:
+                return count(value)
+        return None
+
+    def pass_rate(self) -> int | float | None:
+        rate = num(self.aggregate.get("passRate"))
+        if rate is None:
+            rate = num(_dict(_dict(self.comparison).get("candidate")).get("passRate"))
+        return rate
+
+    def metric(self, key: str) -> int | float | None:
+        rows = _dict(self.metrics).get("metrics")
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and row.get("metricKey") == key:
+                return num(row.get("avgScore"))
+        return None
+
+
+def evaluate(
+    policy: Any, *, run: Any, comparison: Any = None, metrics: Any = None
+) -> PolicyEval:
+    """Evaluate every rule (then every gate-drift item) of ``policy``. Pure."""
+    data = Signals(run, comparison, metrics)
+    results: list[RuleResult] = []
+    for rule in policy.rules:
+        results.extend(evaluate_rule(rule, data, policy.on_missing_baseline))
+    results.extend(drift_results(policy.gates_block(), data.run))
+    return PolicyEval(
+        blocked=any(r.status == "fail" for r in results),
+        warned=any(r.status == "warn" for r in results),
+        results=results,
+    )
+
+
+def evaluate_rule(rule: Rule, data: Signals, mode: str) -> list[RuleResult]:
+    dim = rule.dimension
+    if dim in NESTED:
+        return _nested(rule, data, mode)
+    if dim == "metric":
+        return [_metric(rule, data)]
+    label, thr = rule.label, rule.threshold
+    if dim == "max_regressions":
+        if data.matched_nothing():
+            why = "the baseline matched none of the run's items, so nothing was compared"
+            return [_missing(rule, label, why, mode, thr)]
+        observed = data.regressions()
+        if observed is None:
+            why = "no regression count (no comparison list and no run aggregate)"
+            return [_missing(rule, label, why, mode, thr, capped=data.comparison is None)]
+        return [_check(rule, label, observed, thr, "max")]
+    if dim == "max_abs_failures":
+        failed = num(data.aggregate.get("failed"))
+        observed = count(failed) if failed is not None else None
+        return [_absolute(rule, label, observed, thr, "max", "the run has no aggregate.failed")]
+    if dim == "min_pass_rate":
+        why = "the run has no pass rate"
+        return [_absolute(rule, label, data.pass_rate(), thr, "min", why)]
+    why = "the run has no aggregate.avgScore"
+    return [_absolute(rule, label, num(data.aggregate.get("avgScore")), thr, "min", why)]
+
+
+def _nested(rule: Rule, data: Signals, mode: str) -> list[RuleResult]:
+    dim, spec = rule.dimension, rule.threshold
+    avg_key, _, pct_key = NESTED[dim]
+    out = []
+    for key, thr in spec.items():
+        name = f"{rule.label} {key}"
+        unit = "%" if key == pct_key else ""
+        if dim == "cost":
+            skip = _unpriced(rule, name, thr, data, baseline_too=key != avg_key)
+            if skip is not None:
+                out.append(skip)
+                continue
+        if key == avg_key:
+            observed = num(_dict(data.traits("candidate")).get(AVG_TRAIT[dim]))
+            why = (
+                "the comparison could not be fetched" if data.comparison is None
+                else f"the comparison has no candidate {AVG_TRAIT[dim]}"
+            )
+            out.append(_absolute(rule, name, observed, thr, "max", why))
+            continue
+        observed, why = data.delta(dim, pct=key == pct_key)
+        if observed is None:
+            capped = data.comparison is None
+            out.append(_missing(rule, name, why, mode, dict(spec), capped=capped))
+        else:
+            out.append(_check(rule, name, observed, thr, "max", unit=unit))
+    return out
+
+
+def _unpriced(
+    rule: Rule, name: str, thr: Any, data: Signals, *, baseline_too: bool
+) -> RuleResult | None:
+    models = data.unpriced_models("candidate")
+    whose = "no session"
+    if models is None and baseline_too:
+        models = data.unpriced_models("baseline")
+        whose = "no baseline session"
+    if models is None:
+        return None
+    named = ", ".join(models) if models else "unknown models"
+    reason = (
+        f"{name}: unavailable — {whose} ran on a priced model (unpriced: {named}); "
+        f"{PRICING_HINT}"
+    )
+    return RuleResult(rule.label, rule.severity, "skipped", None, thr, reason)
+
+
+def _check(
+    rule: Rule, name: str, observed: int | float, thr: Any, op: str, *, unit: str = ""
+) -> RuleResult:
+    breach = observed > thr if op == "max" else observed < thr
+    if breach:
+        status = "fail" if rule.severity == "block" else "warn"
+        sign = ">" if op == "max" else "<"
+    else:
+        status, sign = "pass", "<=" if op == "max" else ">="
+    reason = f"{name} {fmt(observed)}{unit} {sign} {fmt(thr)}{unit}"
+    return RuleResult(rule.label, rule.severity, status, observed, thr, reason)
+
+
+def _absolute(
+    rule: Rule, name: str, observed: int | float | None, thr: Any, op: str, why: str
+) -> RuleResult:
+    if observed is None:
+        reason = f"{name}: no data ({why}); not evaluated"
+        return RuleResult(rule.label, rule.severity, "skipped", None, thr, reason)
+    return _check(rule, name, observed, thr, op)
+
+
+def _missing(
+    rule: Rule, name: str, why: str, mode: str, thr: Any, *, capped: bool = False
+) -> RuleResult:
+    """A baseline-relative check with no baseline signal: ``on_missing_baseline`` decides."""
+    if mode == "pass":
+        status = "skipped"
+    elif mode == "warn":
+        status = "warn"
+    else:
+        status = "fail" if rule.severity == "block" else "warn"
+    reason = f"{name}: no baseline to compare against ({why}); on_missing_baseline={mode}"
+    if capped and status == "fail":
+        status = "warn"
+        reason += " (downgraded to a warning: the data could not be fetched)"
+    return RuleResult(rule.label, rule.severity, status, None, thr, reason)
+
+
+def _metric(rule: Rule, data: Signals) -> RuleResult:
+    spec = dict(rule.threshold)
+    key, label = spec["metric"], rule.label
+    if data.metrics is None:
+        why = "the metrics rollup could not be fetched"
+        return RuleResult(rule.label, rule.severity, "skipped", None, spec,
+                          f"{label}: no data ({why}); not evaluated")
+    observed = data.metric(key)
+    if observed is None:
+        reason = f"{label}: no data (no score for metric {key!r} in this run); not evaluated"
+        return RuleResult(rule.label, rule.severity, "skipped", None, spec, reason)
+    lo, hi = spec.get("min_avg"), spec.get("max_avg")
+    if lo is not None and observed < lo:
+        breach = f"{label} {fmt(observed)} < min_avg {fmt(lo)}"
+    elif hi is not None and observed > hi:
+        breach = f"{label} {fmt(observed)} > max_avg {fmt(hi)}"
+    else:
+        bounds = [f"{b} {fmt(spec[b])}" for b in ("min_avg", "max_avg") if b in spec]
+        reason = f"{label} {fmt(observed)} within {' and '.join(bounds)}"
+        return RuleResult(rule.label, rule.severity, "pass", observed, spec, reason)
+    status = "fail" if rule.severity == "block" else "warn"
+    return RuleResult(rule.label, rule.severity, status, observed, spec, breach)
+
+
+def drift_results(gates: dict[str, Any] | None, run: dict[str, Any]) -> list[RuleResult]:
+    """One ``gate_drift:<id>`` result per server drift item (spec 9.6), when the policy
+    declared a ``gates`` block and the server acknowledged it (``gatesPolicy`` echoed)."""
+    if not gates or "gatesPolicy" not in run:
+        return []
+    severity = gates.get("severity", "block")
+    status = "fail" if severity == "block" else "warn"
+    out = []
+    drift = run.get("gateDrift")
+    for item in drift if isinstance(drift, list) else []:
+        if not isinstance(item, dict):
+            continue
+        gate_id = str(item.get("gateId") or "?")
+        kind = item.get("kind")
+        message = item.get("message")
+        if not isinstance(message, str) or not message.strip():
+            message = f"gate {gate_id} differs between the repo and Neens ({kind or 'drift'})"
+        out.append(RuleResult(f"gate_drift:{gate_id}", severity, status, kind, None, message))
+    return out

@@ -1,0 +1,263 @@
+"""Publishers: what the CI front door does with a finished Report on each platform.
+
+Each has ``publish(report, outcome, result_json) -> dict[str, str]`` (the CI outputs), as
+``pipeline.execute`` calls it. A publisher never changes the exit code: a step that fails
+(a file that cannot be written, an API that refuses) becomes a notice or a warning line.
+
+- :class:`FilesPublisher` (every platform): the JSON result and the Markdown summary as files
+  in the workspace (artifacts), failing agents' output echoed to the log.
+- :class:`GitHubPublisher`: + job summary, annotations, sticky PR comment, ``$GITHUB_OUTPUT``.
+- :class:`GitLabPublisher`: + sticky MR note and the dotenv report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neens_action.outcome import Invocation, Outcome
+from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
+from neens_action.report.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
+from neens_action.report.model import Report
+
+ECHO_INVOCATIONS = 10  # failing agents whose output is echoed
+ECHO_CHARS = 16 * 1024  # tail of each one's output
+
+
+@dataclass
+class PublishConfig:
+    """Everything a publisher needs besides the report (built once by ``ci.py``)."""
+
+    environ: Mapping[str, str]
+    workspace: Path
+    mode: str = "run"
+    result_file: Path | None = None
+    summary_file: Path | None = None
+    dotenv_file: Path | None = None
+    summary: bool = True
+    comment: str = "update"  # update | new | off
+    matrix_key: str = ""
+    github_token: str = field(default="", repr=False)
+    gitlab_token: str = field(default="", repr=False)
+    timeout: float = 20.0
+    log: Callable[[str], None] = print
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Atomic write, mode 0644 (a later CI step may run as another user)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def result_text(result_json: Any) -> str:
+    if isinstance(result_json, str):
+        return result_json if result_json.endswith("\n") else result_json + "\n"
+    return json.dumps(result_json, indent=2, ensure_ascii=False) + "\n"
+
+
+def base_outputs(report: Report) -> dict[str, str]:
+    outputs = {
+        "exit-code": str(report.exit_code),
+        "verdict": report.verdict,
+        "run-id": report.run_id,
+        "pass-rate": "",
+        "regressions": "",
+    }
+    outputs.update({k: "" if v is None else str(v) for k, v in report.outputs.items()})
+    return outputs
+
+
+def failing_invocations(outcome: Outcome | None) -> list[Invocation]:
+    if outcome is None:
+        return []
+    return [inv for inv in getattr(outcome, "invocations", []) if not inv.ok]
+
+
+class FilesPublisher:
+    """Artifacts in the workspace + agent output in the log (Jenkins and any other CI)."""
+
+    def __init__(self, config: PublishConfig) -> None:
+        self.config = config
+
+    def log(self, line: str) -> None:
+        self.config.log(line)
+
+    def relative(self, path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(self.config.workspace.resolve()))
+        except ValueError:
+            return str(path)
+
+    def write_artifacts(self, report: Report, result_json: Any) -> dict[str, str]:
+        outputs: dict[str, str] = {"result-json": ""}
+        cfg = self.config
+        if cfg.result_file is not None and result_json is not None:
+            try:
+                write_file(cfg.result_file, result_text(result_json))
+                outputs["result-json"] = self.relative(cfg.result_file)
+            except OSError as exc:
+                self.log(f"neens: warning: could not write {cfg.result_file}: {exc.strerror}")
+        if cfg.summary_file is not None:
+            try:
+                write_file(cfg.summary_file, render_summary(report))
+            except OSError as exc:
+                self.log(f"neens: warning: could not write {cfg.summary_file}: {exc.strerror}")
+        return outputs
+
+    def echo_agents(self, outcome: Outcome | None, printer: Callable[[str], None]) -> None:
+        failing = failing_invocations(outcome)
+        for inv in failing[:ECHO_INVOCATIONS]:
+            printer(f"--- agent output, item {inv.item_id} ({inv.error or inv.returncode}) ---")
+            text = inv.output[-ECHO_CHARS:] if inv.output else "(no output)"
+            printer(text)
+        if len(failing) > ECHO_INVOCATIONS:
+            printer(f"--- {len(failing) - ECHO_INVOCATIONS} more failing item(s) not shown ---")
+
+    def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
+        outputs = base_outputs(report)
+        outputs.update(self.write_artifacts(report, result_json))
+        if failing_invocations(outcome):
+            self.echo_agents(outcome, self.log)
+        return outputs
+
+
+class GitHubPublisher(FilesPublisher):
+    """Job summary, annotations, sticky PR comment and step outputs on GitHub Actions."""
+
+    def __init__(self, config: PublishConfig, commands: Commands) -> None:
+        super().__init__(config)
+        self.commands = commands
+
+    def annotate(self, report: Report) -> None:
+        c = self.commands
+        if report.verdict == "errored":
+            c.error(report.error or report.headline, title="Neens eval errored")
+        elif report.exit_code == 1:
+            c.error(report.headline, title="Neens gate blocked the build")
+            for reason in report.reasons:
+                c.error(reason, title="Neens gate")
+            for line in report.policy:
+                if line.status == "fail" and line.severity == "block":
+                    c.error(f"{line.label}: {line.reason}", title="Neens policy")
+        for warning in report.warnings:
+            c.warning(warning, title="Neens")
+        for line in report.policy:
+            if line.status == "warn" or (line.status == "fail" and line.severity == "warn"):
+                c.warning(f"{line.label}: {line.reason}", title="Neens policy (warn)")
+
+    def echo(self, outcome: Outcome | None) -> None:
+        failing = failing_invocations(outcome)
+        if not failing:
+            return
+        with self.commands.group(f"Agent output of {len(failing)} failing item(s)"):
+            with self.commands.stopped():
+                self.echo_agents(outcome, self.log)
+
+    def step_summary(self, report: Report) -> None:
+        path = self.config.environ.get("GITHUB_STEP_SUMMARY", "")
+        if not (self.config.summary and path):
+            return
+        room = summary_room(path, SUMMARY_LIMIT_BYTES)
+        if room < 1024:
+            self.commands.warning("the job summary is full: the Neens summary was not added")
+            return
+        try:
+            write_summary(path, render_summary(report, limit=room))
+        except OSError as exc:
+            self.commands.warning(f"could not write the job summary: {exc.strerror}")
+
+    def comment(self, report: Report) -> str:
+        if self.config.comment == "off":
+            return ""
+        from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
+
+        ctx = GitHubContext.from_env(self.config.environ)
+        mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
+                      leg=self.config.matrix_key)
+        body = render_comment(report, marker=mark, details_url=ctx.details_url)
+        result = post_sticky_comment(ctx, token=self.config.github_token, body=body, mark=mark,
+                                     mode=self.config.comment, timeout=self.config.timeout)
+        for notice in result.notices:
+            self.commands.notice(notice, title="Neens PR comment")
+        return result.url
+
+    def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
+        self.commands.resume()  # the front door paused commands around the flow
+        outputs = base_outputs(report)
+        outputs.update(self.write_artifacts(report, result_json))
+        self.echo(outcome)
+        self.annotate(report)
+        self.step_summary(report)
+        outputs["comment-url"] = self.comment(report)
+        path = self.config.environ.get("GITHUB_OUTPUT", "")
+        if path:
+            try:
+                write_outputs(path, outputs)
+            except OSError as exc:
+                self.commands.warning(f"could not write the step outputs: {exc.strerror}")
+        return outputs
+
+
+class GitLabPublisher(FilesPublisher):
+    """Sticky MR note and the dotenv report on GitLab CI (JUnit is the pipeline's)."""
+
+    def echo(self, outcome: Outcome | None) -> None:
+        failing = failing_invocations(outcome)
+        if not failing:
+            return
+        # A collapsed log section; the payload itself is printed as is (GitLab runs no
+        # commands from job output).
+        self.log("\x1b[0Ksection_start:0:neens_agents[collapsed=true]\r\x1b[0K"
+                 f"Agent output of {len(failing)} failing item(s)")
+        self.echo_agents(outcome, self.log)
+        self.log("\x1b[0Ksection_end:0:neens_agents\r\x1b[0K")
+
+    def note(self, report: Report) -> str:
+        if self.config.comment == "off":
+            return ""
+        from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
+
+        ctx = GitLabContext.from_env(self.config.environ)
+        mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
+        body = render_comment(report, marker=mark, details_url=ctx.job_url or None)
+        result = post_sticky_note(ctx, token=self.config.gitlab_token, body=body, mark=mark,
+                                  mode=self.config.comment, timeout=self.config.timeout)
+        for notice in result.notices:
+            self.log(f"neens: notice: {notice}")
+        return result.url
+
+    def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
+        from neens_action.publish.gitlab import write_dotenv
+
+        outputs = base_outputs(report)
+        outputs.update(self.write_artifacts(report, result_json))
+        self.echo(outcome)
+        outputs["comment-url"] = self.note(report)
+        if self.config.dotenv_file is not None:
+            values = {
+                "NEENS_VERDICT": outputs["verdict"],
+                "NEENS_EXIT_CODE": outputs["exit-code"],
+                "NEENS_RUN_ID": outputs["run-id"],
+                "NEENS_PASS_RATE": outputs["pass-rate"],
+                "NEENS_REGRESSIONS": outputs["regressions"],
+            }
+            try:
+                write_dotenv(self.config.dotenv_file, values)
+            except OSError as exc:
+                self.log(f"neens: warning: could not write {self.config.dotenv_file}: "
+                         f"{exc.strerror}")
+        return outputs

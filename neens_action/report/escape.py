@@ -1,0 +1,188 @@
+"""Escaping and truncation for every medium we write untrusted text into.
+
+Untrusted text is anything a user, an agent or a server chose: prompts, agent output, judge
+reasons, gate names, error sentences. Before it reaches Markdown (job summary, PR/MR comment),
+XML (JUnit), a GitHub workflow command or a dotenv file it goes through one of these helpers.
+
+Rules kept here:
+- Markdown: backslash-escape Markdown punctuation, HTML-escape ``<``, ``>`` and ``&``, break
+  ``@mentions`` (and ``#123`` references) with a zero-width space so nobody is pinged, and put
+  a whole value on one line when it goes into a table cell.
+- Truncation never cuts a character in two: by characters (the comment cap) or by UTF-8
+  bytes (the 1 MiB summary cap), preferring a line boundary, always with a visible note.
+"""
+
+from __future__ import annotations
+
+import re
+
+ZWSP = "\u200b"  # zero-width space: breaks @mentions without changing what a reader sees
+ELLIPSIS = "…"
+
+# CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can
+# start emphasis, code spans, links, images or table breaks anywhere inside a line.
+_MD_SPECIAL = frozenset("\\`*_[]|~")
+# ...and these only matter at the start of a line (headings, lists, quotes, setext rules).
+_MD_LINE_START = re.compile(r"^(?:[#+\-=>]|\d+[.)])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_REF = re.compile(r"#(?=\d)")
+_WS = re.compile(r"\s+")
+# Characters XML 1.0 forbids (C0 controls except tab/newline/CR, surrogates, U+FFFE/U+FFFF).
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def one_line(text: object) -> str:
+    """Collapse every run of whitespace (newlines included) into one space."""
+    return _WS.sub(" ", str(text)).strip()
+
+
+def excerpt(text: object, limit: int) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters with a trailing ellipsis."""
+    flat = one_line(text)
+    if limit <= 0:
+        return ""
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+
+
+def md_html(text: object) -> str:
+    """HTML-escape ``& < > "`` (for text inside HTML blocks such as ``<details>``)."""
+    return "".join(_HTML.get(ch, ch) for ch in str(text))
+
+
+def md_text(text: object, *, line_start: bool = False) -> str:
+    """Escape untrusted text for inline Markdown (newlines become spaces).
+
+    The result renders as the literal text: no emphasis, code spans, links, images, HTML,
+    table breaks, mentions or issue references. With ``line_start`` (the text opens a line,
+    a list item or a quote) a leading ``#``, ``-``, ``+``, ``=`` or ``1.`` is escaped too.
+    """
+    flat = _CONTROL.sub("", one_line(text))
+    out: list[str] = []
+    for ch in flat:
+        if ch in _HTML:
+            out.append(_HTML[ch])
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    escaped = "".join(out)
+    m = _MD_LINE_START.match(escaped) if line_start else None
+    if m:
+        escaped = escaped[: m.end() - 1] + "\\" + escaped[m.end() - 1 :]
+    escaped = _MENTION.sub("@" + ZWSP, escaped)
+    return _REF.sub("#" + ZWSP, escaped)
+
+
+def md_cell(text: object, limit: int | None = None) -> str:
+    """Escape untrusted text for one Markdown table cell, optionally shortened first.
+
+    The cut happens before escaping, so an escape sequence is never split. An empty value
+    becomes a dash so the table keeps its shape.
+    """
+    raw = excerpt(text, limit) if limit is not None else one_line(text)
+    return md_text(raw) if raw else "—"
+
+
+def md_link(label: object, url: str) -> str:
+    """A Markdown link with an escaped label; only http(s) URLs become links."""
+    if not re.match(r"^https?://[^\s<>()\"']+$", url or ""):
+        return md_text(label)
+    return f"[{md_text(label)}]({url})"
+
+
+def md_code(text: object, limit: int | None = None, *, in_table: bool = False) -> str:
+    """Untrusted text as an inline code span that nothing inside can close.
+
+    In a GFM table a ``|`` splits the cell even inside a code span, so ``in_table`` escapes it.
+    """
+    raw = excerpt(text, limit) if limit is not None else one_line(text)
+    raw = _CONTROL.sub("", raw)
+    if not raw:
+        return "—"
+    longest = max((len(m) for m in re.findall(r"`+", raw)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if raw.startswith("`") or raw.endswith("`") else ""
+    if in_table:
+        raw = raw.replace("|", "\\|")
+    return f"{fence}{pad}{raw}{pad}{fence}"
+
+
+# ---------------------------------------------------------------------------- truncation
+
+
+def _cut_at_line(text: str, end: int) -> str:
+    """``text[:end]`` backed off to the last newline when one is reasonably close."""
+    head = text[:end]
+    nl = head.rfind("\n")
+    if nl >= end // 2:
+        return head[: nl + 1]
+    # No useful line boundary: never leave a half HTML entity or a dangling backslash.
+    amp = head.rfind("&")
+    if amp != -1 and ";" not in head[amp:]:
+        head = head[:amp]
+    while head.endswith("\\"):
+        head = head[:-1]
+    return head
+
+
+def truncate_chars(text: str, limit: int, note: str) -> str:
+    """``text`` if it fits in ``limit`` characters, else a cut copy ending with ``note``.
+
+    Python strings hold whole code points, so a character cut here is never split.
+    """
+    if len(text) <= limit:
+        return text
+    room = limit - len(note)
+    if room <= 0:
+        return note[:limit]
+    return _cut_at_line(text, room) + note
+
+
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def truncate_bytes(text: str, limit: int, note: str) -> str:
+    """``text`` if its UTF-8 form fits in ``limit`` bytes, else a cut copy ending with ``note``.
+
+    The cut lands on a character boundary (never inside a multi-byte UTF-8 sequence).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    room = limit - utf8_len(note)
+    if room <= 0:
+        return ""
+    cut = room
+    # Back off over UTF-8 continuation bytes (0b10xxxxxx) to the start of a character.
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    head = data[:cut].decode("utf-8", "surrogatepass")
+    return _cut_at_line(head, len(head)) + note
+
+
+# ------------------------------------------------------------------ other media
+
+
+def xml_text(text: object) -> str:
+    """Drop characters that XML 1.0 cannot carry at all (ElementTree escapes the rest)."""
+    return _XML_ILLEGAL.sub("", str(text))
+
+
+def gh_data(text: object) -> str:
+    """Escape the message part of a GitHub workflow command (``::cmd::<data>``)."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def gh_property(text: object) -> str:
+    """Escape a property value of a GitHub workflow command (``::cmd key=<value>::``)."""
+    return gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def dotenv_value(text: object, limit: int = 1000) -> str:
+    """One line, no control characters, at most ``limit`` characters (dotenv reports)."""
+    return excerpt(_CONTROL.sub(" ", str(text)), limit)

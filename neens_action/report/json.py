@@ -1,0 +1,131 @@
+"""The ``--json`` document of ``eval run`` / ``eval push`` (stdout, indented).
+
+Shape, version ``"format": 1`` (spec 10.6 keys, plus our extras marked *)::
+
+    {
+      "format": 1,                      * version of this document; bumped on breaking change
+      "mode": "run",                    * run | push | finish ...
+      "runId": "ppr_…",                 "" when no run was created
+      "exitCode": 0,                    0 passed, 1 gate failed, 2 run error, 130 interrupted
+      "verdict": "passed",              * build verdict: passed | warned | blocked | errored
+      "gatePassed": true,               the server gate's `passed` (false when absent)
+      "enforced": true,                 * false under --no-gate
+      "error": null,                    run error sentence, or null
+      "interrupted": false,             *
+      "run": {…} | null,                terminal run object (E2), as the server sent it
+      "gate": {…} | null,               gate response (E7), as the server sent it
+      "gates": [ … ],                   gate.gates, [] when none
+      "policyEval": {"blocked", "warned", "results": [{dimension, severity, status,
+                     observed, threshold, reason}]}     only present when a policy is in play
+      "gatesPolicy": {…} | null,        server echo of a declared gates block
+      "drift": [ … ],                   run.gateDrift, [] when none
+      "buildVerdict": {"verdict", "reported"} | null    null when no run existed
+      "summary": {"passRate", "regressions", "scored", "total"},   * numbers or null
+      "warnings": ["…"],                *
+      "items": [{"itemId", "returncode", "durationS", "timedOut", "error",
+                 "state", "score"}]     eval run only (state/score* from the scored run)
+    }
+
+The document never contains the API key or the agents' captured output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from neens_action.outcome import Outcome
+from neens_action.report.model import Report
+
+FORMAT = 1
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return _jsonable(to_json())
+    return str(value)
+
+
+def _policy_json(policy_eval: Any) -> Any:
+    if isinstance(policy_eval, dict):
+        return policy_eval
+    to_json = getattr(policy_eval, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    return {"blocked": bool(getattr(policy_eval, "blocked", False)),
+            "warned": bool(getattr(policy_eval, "warned", False)),
+            "results": [vars(r) if hasattr(r, "__dict__") else r
+                        for r in getattr(policy_eval, "results", []) or []]}
+
+
+def _num(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
+    """The ``--json`` document (and ``result_json`` handed to publishers)."""
+    run, gate = outcome.run, outcome.gate
+    rows = {it.item_id: it for it in report.items}
+    gate_d = gate or {}
+    run_d = run or {}
+    regs = report.outputs.get("regressions", "")
+    summary = {
+        "passRate": _num(gate_d.get("passRate", (run_d.get("aggregate") or {}).get("passRate"))),
+        "regressions": int(regs) if regs.isdigit() else None,
+        "scored": _num(run_d.get("completed")),
+        "total": _num(run_d.get("total")),
+    }
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "mode": outcome.mode,
+        "runId": outcome.run_id or "",
+        "exitCode": report.exit_code,
+        "verdict": report.verdict,
+        "gatePassed": bool(isinstance(gate, dict) and gate.get("passed") is True),
+        "enforced": bool(outcome.enforced),
+        "error": outcome.error,
+        "interrupted": bool(outcome.interrupted),
+        "run": run,
+        "gate": gate,
+        "gates": list(gate_d.get("gates") or []) if isinstance(gate_d.get("gates"), list) else [],
+    }
+    if outcome.policy_eval is not None:
+        doc["policyEval"] = _policy_json(outcome.policy_eval)
+    doc["gatesPolicy"] = run_d.get("gatesPolicy")
+    drift = run_d.get("gateDrift")
+    doc["drift"] = list(drift) if isinstance(drift, list) else []
+    doc["buildVerdict"] = ({"verdict": report.verdict, "reported": outcome.ci_result_reported}
+                           if outcome.run_id else None)
+    doc["summary"] = summary
+    doc["warnings"] = list(report.warnings)
+    if outcome.mode == "run":
+        items = []
+        for inv in outcome.invocations:
+            verdict = rows.get(inv.item_id)
+            items.append({
+                "itemId": inv.item_id,
+                "returncode": inv.returncode,
+                "durationS": round(inv.duration_s, 3),
+                "timedOut": inv.timed_out,
+                "error": inv.error,
+                "state": verdict.state if verdict else None,
+                "score": verdict.score if verdict else None,
+            })
+        doc["items"] = items
+    return _jsonable(doc)
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)

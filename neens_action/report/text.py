@@ -1,0 +1,80 @@
+"""The terminal summary (stderr) of an eval report: spec 10.1 / 10.2 plus the failed items.
+
+Untrusted text (prompts, reasons, gate names) is made single-line and stripped of control
+characters, so it can neither break the layout nor smuggle terminal escape sequences.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neens_action.report.model import Report, Table
+
+RULE = "=" * 60
+LABEL_WIDTH = 13
+MAX_FAILED = 20
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: object, limit: int | None = None) -> str:
+    """One line, no control characters, at most ``limit`` characters (with an ellipsis)."""
+    s = " ".join(_CONTROL.sub(" ", str(text)).split())
+    if limit is not None and len(s) > limit:
+        s = s[: max(0, limit - 1)] + "…"
+    return s
+
+
+def render_table(table: Table, indent: str = "    ") -> list[str]:
+    """Left-aligned columns two spaces apart, widths = longest cell, trailing spaces trimmed."""
+    rows = [[clean(c) for c in table.columns]] + [[clean(c) for c in r] for r in table.rows]
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(len(table.columns))]
+    lines = []
+    for r in rows:
+        cells = [(r[i] if i < len(r) else "").ljust(widths[i]) for i in range(len(widths))]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return lines
+
+
+def _fact(label: str, value: str) -> str:
+    if label in ("WARNING",):
+        return f"  WARNING: {clean(value)}"
+    return f"  {(label + ':').ljust(LABEL_WIDTH)}{clean(value)}"
+
+
+def render(report: Report) -> str:
+    """The summary block; just the error line when nothing was gated (no facts)."""
+    lines: list[str] = []
+    if report.facts:
+        lines += ["", RULE, clean(report.title)]
+        lines += [_fact(label, value) for label, value in report.facts]
+        lines += [f"    - {clean(r)}" for r in report.reasons]
+        for table in report.tables:
+            lines.append(f"  {clean(table.title)}:")
+            lines += render_table(table)
+            if table.footer:
+                lines.append(_fact(table.title, table.footer))
+        if report.policy:
+            lines.append("  policy rules:")
+            for p in report.policy:
+                tier = "BLOCK" if p.severity == "block" else "WARN"
+                lines.append(f"    [{tier}] {clean(p.label)} (obs={clean(p.observed)} vs "
+                             f"{clean(p.threshold)}) — {clean(p.status)}"
+                             + (f": {clean(p.reason, 160)}" if p.reason else ""))
+            fails = sum(1 for p in report.policy if p.status == "fail")
+            warns = sum(1 for p in report.policy if p.status == "warn")
+            lines.append(_fact("policy", f"{fails} blocking failure(s), {warns} warning(s)"))
+        failed = report.failed_items
+        if failed:
+            lines.append(f"  items not passing ({len(failed)} of {len(report.items)}):")
+            for it in failed[:MAX_FAILED]:
+                score = f"  score {it.score:.2f}" if it.score is not None else ""
+                reason = f" — {clean(it.reason, 120)}" if it.reason else ""
+                lines.append(f"    ✗ {clean(it.item_id, 40)}  {it.state}{score}  "
+                             f"\"{clean(it.input, 60)}\"{reason}")
+            if len(failed) > MAX_FAILED:
+                lines.append(f"    … and {len(failed) - MAX_FAILED} more (see --json)")
+        lines.append(_fact("verdict", f"{report.verdict} (exit {report.exit_code})"))
+        lines.append(RULE)
+    if report.error:
+        lines.append(f"neens: error: {clean(report.error)}")
+    return "\n".join(lines)

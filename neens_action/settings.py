@@ -1,0 +1,272 @@
+"""Typed settings for the eval commands, built from flags + environment (or action inputs).
+
+:class:`EvalRunSettings` is a plain dataclass with no click dependency: the CLI builds it with
+:meth:`EvalRunSettings.from_flags` and the CI front door (``ci.py``) can build it directly
+from action inputs. :meth:`validate` raises :class:`~neens_action.errors.UsageError` with one
+line that says what to fix. Secrets are ``repr=False`` so a settings object can be logged.
+
+Environment defaults: ``NEENS_BASE_URL``, ``NEENS_API_KEY``, ``NEENS_PROJECT_ID``,
+``NEENS_GATE_POLICY``, ``NEENS_GATES``, ``NEENS_REPO``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+from urllib.parse import urlsplit
+
+from neens_action.errors import UsageError
+
+_ENV = {
+    "base_url": "NEENS_BASE_URL",
+    "api_key": "NEENS_API_KEY",
+    "project_id": "NEENS_PROJECT_ID",
+    "gate_policy": "NEENS_GATE_POLICY",
+    "gates": "NEENS_GATES",
+    "repo": "NEENS_REPO",
+}
+_HEX = re.compile(r"^[0-9a-fA-F]{7,64}$")
+_GATE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+
+
+def parse_baseline(spec: str | None) -> dict[str, str] | None:
+    """``--baseline`` spec -> wire object (spec 4.1.2); None when not given.
+
+    Unlike the reference (which silently sends nothing), an unrecognised or empty spec is a
+    usage error here: a typo must not quietly change what the build is compared with.
+    """
+    if spec is None or not spec.strip():
+        return None
+    s = spec.strip()
+    if s.startswith("run:"):
+        value = s[4:].strip()
+        if not value:
+            raise UsageError("--baseline run: needs a run id, e.g. run:ppr_123")
+        return {"kind": "preprod_run", "value": value}
+    if s.startswith("branch:"):
+        value = s[7:].strip()
+        if not value:
+            raise UsageError("--baseline branch: needs a branch name, e.g. branch:main")
+        return {"kind": "branch", "value": value}
+    if s == "prod":
+        return {"kind": "prod_window", "range": "7d"}
+    if s.startswith("prod:"):
+        rng = s[5:].strip()
+        if not rng:
+            raise UsageError("--baseline prod: needs a range, e.g. prod:30d")
+        return {"kind": "prod_window", "range": rng}
+    raise UsageError(
+        f"--baseline {spec!r} is not a baseline: use branch:<name>, run:<run id>, prod or "
+        "prod:<range> (e.g. prod:30d)"
+    )
+
+
+def parse_gates(value: str | list[str] | None) -> str | list[str] | None:
+    """``--gates`` / ``NEENS_GATES`` -> ``"active"``, a list of gate ids, or None (spec 4.3)."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = ",".join(value)
+    if not value.strip():
+        return None
+    if value.strip().lower() == "active":
+        return "active"
+    ids = [p.strip() for p in value.split(",") if p.strip()]
+    if not ids:
+        raise UsageError(f"--gates {value!r} names no gate: use 'active' or gate-a,gate-b")
+    if any(i.lower() == "active" for i in ids):
+        raise UsageError("--gates: use either 'active' or a list of gate ids, not both")
+    for gid in ids:
+        if not _GATE_ID.match(gid):
+            raise UsageError(f"--gates: {gid!r} is not a gate id (letters, digits, _ . : -)")
+    return list(dict.fromkeys(ids))
+
+
+def clean_repo(value: str | None) -> str | None:
+    """Trim, strip scheme / credentials / trailing slashes / ``.git``; None when invalid."""
+    if value is None:
+        return None
+    v = value.strip()
+    if not v or len(v) > 255 or any(ord(c) < 32 or ord(c) == 127 for c in v):
+        return None
+    if "://" in v:
+        v = v.split("://", 1)[1]
+    if "@" in v.split("/", 1)[0]:
+        v = v.split("@", 1)[1]
+    v = v.rstrip("/")
+    if v.endswith(".git"):
+        v = v[:-4]
+    v = v.rstrip("/")
+    return v or None
+
+
+def check_base_url(url: str | None) -> str:
+    if not url or not url.strip():
+        raise UsageError("no Neens base URL: pass --base-url or set NEENS_BASE_URL")
+    u = url.strip()
+    parts = urlsplit(u)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"--base-url must be an http(s) URL such as https://neens.example.com, "
+                         f"got {u[:80]!r}")
+    if parts.username or parts.password:
+        raise UsageError("--base-url must not carry credentials: pass the key with --api-key")
+    return u.rstrip("/")
+
+
+def _finite(name: str, value: float | None, *, lo: float | None = None,
+            hi: float | None = None, positive: bool = False) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UsageError(f"{name} must be a number, got {value!r}")
+    if positive and value <= 0:
+        raise UsageError(f"{name} must be greater than 0, got {value:g}")
+    if lo is not None and value < lo:
+        raise UsageError(f"{name} must be at least {lo:g}, got {value:g}")
+    if hi is not None and value > hi:
+        raise UsageError(f"{name} must be at most {hi:g}, got {value:g}")
+
+
+@dataclass
+class EvalRunSettings:
+    """Everything ``neens eval run`` (and the pull mode of the action) needs."""
+
+    # connection
+    base_url: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    project_id: str | None = None
+    request_timeout: float = 30.0
+    retries: int = 3
+    # target
+    run_id: str | None = None
+    create: bool = False
+    dataset: str | None = None
+    dataset_version_id: str | None = None
+    version_label: str | None = None
+    name: str | None = None
+    baseline: str | None = None
+    max_regressions: int | None = None
+    min_pass_rate: float | None = None
+    gates: str | list[str] | None = None  # raw flag/env; parsed by validate()
+    # provenance (explicit flags; detection fills the gaps)
+    git_sha: str | None = None
+    branch: str | None = None
+    pr_number: int | None = None
+    pr_url: str | None = None
+    repo: str | None = None
+    # policy
+    gate_policy: str | None = None
+    max_cost_delta_pct: float | None = None
+    max_latency_delta_pct: float | None = None
+    min_avg_score: float | None = None
+    max_abs_failures: int | None = None
+    # execution
+    command: list[str] = field(default_factory=list)
+    timeout: float | None = None  # per item
+    concurrency: int = 1
+    poll_interval: float = 5.0
+    poll_timeout: float = 1800.0
+    output_cap: int = 64 * 1024
+    no_gate: bool = False
+    json: bool = False
+    junit: str | None = None
+    report_ci_result: bool = True
+
+    # parsed by validate()
+    baseline_wire: dict[str, str] | None = field(default=None, repr=False)
+    gates_wire: str | list[str] | None = field(default=None, repr=False)
+    declared_gates: bool = field(default=False, repr=False)
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any], environ: Mapping[str, str]) -> EvalRunSettings:
+        """Flags win; unset flags (None) fall back to their ``NEENS_*`` variable."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in flags.items() if k in known and v is not None}
+        for attr, var in _ENV.items():
+            if values.get(attr) in (None, "") and environ.get(var, "").strip():
+                values[attr] = environ[var].strip()
+        if "command" in values:
+            values["command"] = list(values["command"])
+        return cls(**values)
+
+    @property
+    def overrides(self) -> dict[str, float | int]:
+        """The policy override flags that were given (keys as in ``policy.build_policy``)."""
+        raw = {
+            "max_cost_delta_pct": self.max_cost_delta_pct,
+            "max_latency_delta_pct": self.max_latency_delta_pct,
+            "min_avg_score": self.min_avg_score,
+            "max_abs_failures": self.max_abs_failures,
+        }
+        return {k: v for k, v in raw.items() if v is not None}
+
+    @property
+    def creates_run(self) -> bool:
+        return bool(self.create or self.gates_wire or self.declared_gates)
+
+    def validate(self, *, need_command: bool = True,
+                 declared_gates: bool = False) -> EvalRunSettings:
+        """Check everything that can be checked before a request; parse specs. Returns self.
+
+        ``declared_gates``: the policy file has a ``gates`` block (it implies creating a run).
+        """
+        self.declared_gates = declared_gates
+        self.base_url = check_base_url(self.base_url)
+        if need_command and not self.command:
+            raise UsageError("no agent command: put it after '--', e.g. "
+                             "neens eval run --run-id ppr_1 -- python -m my_agent")
+        self.gates_wire = parse_gates(self.gates)
+        if self.run_id is not None and not self.run_id.strip():
+            raise UsageError("--run-id is empty")
+        if self.run_id and (self.create or self.gates_wire or declared_gates):
+            what = ("--create" if self.create else "--gates" if self.gates_wire
+                    else "a policy 'gates' block")
+            raise UsageError(f"--run-id drives an existing run: it cannot be combined with {what}")
+        if self.gates_wire and declared_gates:
+            raise UsageError("--gates and a policy 'gates' block both select eval gates: "
+                             "use one of them")
+        if not self.run_id and not self.creates_run:
+            raise UsageError("nothing to run: pass --run-id ID, or --create --dataset ID "
+                             "--version-label LABEL, or --gates active")
+        if self.create and not self.gates_wire and not declared_gates:
+            missing = [f for f, v in (("--dataset", self.dataset),
+                                      ("--version-label", self.version_label)) if not v]
+            if missing:
+                raise UsageError(f"--create needs {' and '.join(missing)}")
+        if self.version_label is not None and not self.version_label.strip() and self.creates_run:
+            raise UsageError("--version-label is empty")
+        self.baseline_wire = parse_baseline(self.baseline)
+        if self.max_regressions is not None and (
+            isinstance(self.max_regressions, bool) or int(self.max_regressions) < 0
+        ):
+            raise UsageError(f"--max-regressions must be 0 or more, got {self.max_regressions}")
+        _finite("--min-pass-rate", self.min_pass_rate, lo=0.0, hi=1.0)
+        _finite("--min-avg-score", self.min_avg_score, lo=0.0, hi=1.0)
+        _finite("--max-cost-delta-pct", self.max_cost_delta_pct)
+        _finite("--max-latency-delta-pct", self.max_latency_delta_pct)
+        if self.max_abs_failures is not None and int(self.max_abs_failures) < 0:
+            raise UsageError(f"--max-abs-failures must be 0 or more, got {self.max_abs_failures}")
+        if isinstance(self.concurrency, bool) or int(self.concurrency) < 1:
+            raise UsageError(f"--concurrency must be 1 or more, got {self.concurrency}")
+        _finite("--timeout", self.timeout, positive=True)
+        _finite("--poll-interval", self.poll_interval, positive=True)
+        _finite("--poll-timeout", self.poll_timeout, positive=True)
+        _finite("request timeout", self.request_timeout, positive=True)
+        if self.output_cap < 1024:
+            raise UsageError("output cap must be at least 1024 bytes")
+        if self.git_sha is not None and not _HEX.match(self.git_sha.strip()):
+            raise UsageError(f"--git-sha must be 7-64 hex characters, got {self.git_sha[:80]!r}")
+        if self.pr_number is not None and int(self.pr_number) < 1:
+            raise UsageError(f"--pr-number must be a positive integer, got {self.pr_number}")
+        if self.repo is not None:
+            cleaned = clean_repo(self.repo)
+            if cleaned is None:
+                raise UsageError("--repo / NEENS_REPO must be owner/name (at most 255 "
+                                 "characters, no control characters)")
+            self.repo = cleaned
+        if self.pr_url is not None and not self.pr_url.startswith(("http://", "https://")):
+            raise UsageError("--pr-url must be an http(s) URL")
+        return self
