@@ -40,7 +40,7 @@ class InputError(UsageError):
 @dataclass(frozen=True)
 class Input:
     name: str
-    kind: str  # str | script | secret | bool | int | float | choice | words | path | url
+    kind: str  # str script secret bool auto-bool int float choice words path url
     default: str = ""
     help: str = ""
     choices: tuple[str, ...] = ()
@@ -51,7 +51,7 @@ class Input:
 
 
 INPUTS: list[Input] = [
-    Input("mode", "choice", "run", "what to do", choices=("run",)),
+    Input("mode", "str", "run", "what to do (one of ci.MODES)"),
     Input("command", "words", "", "the agent command, run once per item (shell words)"),
     Input("install", "script", "", "a set-up command run first with `sh -c`"),
     Input("install-timeout", "float", "1200", "deadline of the install command (s)",
@@ -60,7 +60,8 @@ INPUTS: list[Input] = [
     Input("base-url", "url", "", "Neens API origin", fallback="NEENS_BASE_URL"),
     Input("api-key", "secret", "", "Neens project key", fallback="NEENS_API_KEY"),
     Input("run-id", "str", "", "drive an existing run"),
-    Input("create", "bool", "false", "create a run first (needs dataset + version-label)"),
+    Input("create", "auto-bool", "auto", "create a run first: true | false | auto (auto: "
+          "create one when run-id is empty)"),
     Input("dataset", "str", "", "dataset to snapshot"),
     Input("dataset-version-id", "str", "", "an explicit dataset version"),
     Input("version-label", "str", "", "candidate version label"),
@@ -68,7 +69,8 @@ INPUTS: list[Input] = [
     Input("baseline", "str", "", "branch:<name> | run:<id> | prod | prod:<range>"),
     Input("max-regressions", "int", "", "gate: fail if regressions > N", minimum=0),
     Input("min-pass-rate", "float", "", "gate: fail if pass rate < R", minimum=0, maximum=1),
-    Input("timeout", "float", "", "per-item agent timeout (s)", positive=True),
+    Input("timeout", "float", "600", "per-item agent timeout (s): every agent has a deadline",
+          positive=True),
     Input("concurrency", "int", "1", "parallel agent invocations", minimum=1, maximum=256),
     Input("poll-interval", "float", "5", "longest wait between status polls (s)",
           positive=True),
@@ -79,7 +81,8 @@ INPUTS: list[Input] = [
     Input("comment", "choice", "update", "PR/MR comment: update | new | off",
           choices=("update", "new", "off")),
     Input("summary", "bool", "true", "write the job summary"),
-    Input("matrix-key", "str", "", "matrix leg, keys the sticky comment"),
+    Input("matrix-key", "str", "", "matrix leg, keys the sticky comment",
+          fallback="NEENS_MATRIX_KEY"),
     Input("junit-file", "path", "neens-junit.xml", "JUnit XML report path"),
     Input("result-file", "path", "neens-result.json", "JSON result path"),
     Input("summary-file", "path", "neens-summary.md", "Markdown summary path"),
@@ -96,14 +99,6 @@ def register(*inputs: Input) -> None:
             INPUTS.remove(_BY_NAME[item.name])
         INPUTS.append(item)
         _BY_NAME[item.name] = item
-
-
-def add_mode(name: str) -> None:
-    """Accept ``mode: <name>`` (called by the mode registry in ``ci.py``)."""
-    mode = _BY_NAME["mode"]
-    if name not in mode.choices:
-        register(Input(mode.name, mode.kind, mode.default, mode.help,
-                       choices=(*mode.choices, name)))
 
 
 def env_names(name: str) -> list[str]:
@@ -157,13 +152,16 @@ def parse_value(spec: Input, text: str) -> Any:
         return text or None
     if text == "":
         return None
-    if spec.kind == "bool":
+    if spec.kind in ("bool", "auto-bool"):
         low = text.lower()
+        if spec.kind == "auto-bool" and low == "auto":
+            return "auto"
         if low in TRUE:
             return True
         if low in FALSE:
             return False
-        raise InputError(spec.name, f"must be true or false, got {text[:40]!r}")
+        allowed = "true, false or auto" if spec.kind == "auto-bool" else "true or false"
+        raise InputError(spec.name, f"must be {allowed}, got {text[:40]!r}")
     if spec.kind == "int":
         return int(_number(spec, text, int))
     if spec.kind == "float":
@@ -229,3 +227,7 @@ def markdown_table() -> str:
             f"{('`' + spec.fallback + '`') if spec.fallback else '—'} |"
         )
     return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m neens_action.ci_inputs` prints the table
+    print(markdown_table(), end="")

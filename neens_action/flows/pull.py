@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -235,6 +236,11 @@ def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any 
     """E7; with a policy also E8/E9 (failures degrade to warnings) and the evaluation."""
     outcome.gate = client.get_gate(outcome.run_id)
     if policy is None:
+        regs = outcome.gate.get("regressions") if isinstance(outcome.gate, dict) else None
+        if isinstance(regs, int) and not isinstance(regs, bool) and regs > 0:
+            # Not needed for the verdict: only to name the regressed items (best effort).
+            with contextlib.suppress(NeensApiError):
+                outcome.comparison = client.get_comparison(outcome.run_id)
         return
     for attr, fetch, what in (("comparison", client.get_comparison, "comparison"),
                               ("metrics", client.get_metrics, "metrics")):

@@ -109,7 +109,8 @@ def marker(*, workflow: str, job: str, mode: str, leg: str = "") -> str:
 class CommentResult:
     action: str  # created | updated | skipped
     url: str = ""
-    notices: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # worth a ::notice annotation
+    info: list[str] = field(default_factory=list)  # expected situations: a log line is enough
 
 
 def _client(token: str, api_url: str, timeout: float) -> Any:
@@ -221,7 +222,7 @@ def post_sticky_comment(
         if not numbers and ctx.sha and ctx.event_name in ("push", "workflow_dispatch", ""):
             numbers = [p.number for p in repo.get_commit(ctx.sha).get_pulls() if p.state == "open"]
         if not numbers:
-            result.notices.append("no pull request for this commit: no PR comment")
+            result.info.append("no pull request for this commit: no PR comment")
             return result
         for number in numbers:
             try:

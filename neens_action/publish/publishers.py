@@ -163,9 +163,9 @@ class GitHubPublisher(FilesPublisher):
         failing = failing_invocations(outcome)
         if not failing:
             return
-        with self.commands.group(f"Agent output of {len(failing)} failing item(s)"):
-            with self.commands.stopped():
-                self.echo_agents(outcome, self.log)
+        title = f"Agent output of {len(failing)} failing item(s)"
+        with self.commands.group(title), self.commands.stopped():
+            self.echo_agents(outcome, self.log)
 
     def step_summary(self, report: Report) -> None:
         path = self.config.environ.get("GITHUB_STEP_SUMMARY", "")
@@ -193,6 +193,8 @@ class GitHubPublisher(FilesPublisher):
                                      mode=self.config.comment, timeout=self.config.timeout)
         for notice in result.notices:
             self.commands.notice(notice, title="Neens PR comment")
+        for line in result.info:
+            self.log(f"neens: {line}")
         return result.url
 
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:

@@ -20,8 +20,8 @@ ZWSP = "\u200b"  # zero-width space: breaks @mentions without changing what a re
 ELLIPSIS = "…"
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can
-# start emphasis, code spans, links, images or table breaks anywhere inside a line.
-_MD_SPECIAL = frozenset("\\`*_[]|~")
+# start emphasis, code spans, links, images, table breaks or (GitHub) math anywhere in a line.
+_MD_SPECIAL = frozenset("\\`*_[]|~$")
 # ...and these only matter at the start of a line (headings, lists, quotes, setext rules).
 _MD_LINE_START = re.compile(r"^(?:[#+\-=>]|\d+[.)])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}

@@ -100,14 +100,9 @@ def _table(title: str, first: str, tally: dict[str, list[int]]) -> Table:
         [label, str(t), str(p), str(f), str(u), _rate(p, t)]
         for label, (t, p, f, u) in tally.items()
     ]
-    total = sum(v[0] for v in tally.values())
-    passed = sum(v[1] for v in tally.values())
-    return Table(
-        title=title,
-        columns=[first, "Scenarios", "Passed", "Failed", "Unscored", "Pass rate"],
-        rows=rows,
-        footer=f"overall {_rate(passed, total)}" if tally else "no scenario was scored",
-    )
+    return Table(title=title,
+                 columns=[first, "Scenarios", "Passed", "Failed", "Unscored", "Pass rate"],
+                 rows=rows)
 
 
 def stress_tables(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> list[Table]:
@@ -149,10 +144,10 @@ def items_from_run(run: Mapping[str, Any] | None) -> list[ItemVerdict]:
 def suite_facts(suite: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     if not suite:
         return []
-    facts = [("Scenario suite", f"{suite.get('name') or ''} ({suite.get('id') or '?'})".strip())]
+    facts = [("suite", f"{suite.get('name') or ''} ({suite.get('id') or '?'})".strip())]
     modes = attacked_modes(suite)
     if modes:
-        facts.append(("Failure modes attacked", ", ".join(modes)))
+        facts.append(("attacked", ", ".join(modes)))
     scenarios = _scenarios(suite)
     if scenarios:
         counts: dict[str, int] = {}
@@ -161,10 +156,10 @@ def suite_facts(suite: Mapping[str, Any] | None) -> list[tuple[str, str]]:
                 str(sc.get("strategy") or "unknown"), 0) + 1
         order = [k for k in STRATEGY_ORDER if k in counts] + sorted(
             k for k in counts if k not in STRATEGY_ORDER)
-        facts.append(("Scenarios", f"{len(scenarios)} ("
+        facts.append(("scenarios", f"{len(scenarios)} ("
                       + ", ".join(f"{k} {counts[k]}" for k in order) + ")"))
     if suite.get("datasetVersionId"):
-        facts.append(("Golden version", str(suite["datasetVersionId"])))
+        facts.append(("golden set", str(suite["datasetVersionId"])))
     return facts
 
 
@@ -201,3 +196,54 @@ def build_stress_report(outcome: Outcome) -> Report:
     if suite and suite.get("id"):
         report.outputs.setdefault("suite-id", str(suite["id"]))
     return report
+
+
+def scenario_table(suite: Mapping[str, Any] | None, *, limit: int = 60) -> Table:
+    """``neens stress get``: one row per scenario (input and expectation excerpts)."""
+    def cut(text: Any, n: int) -> str:
+        s = " ".join(str(text or "").split())
+        return s if len(s) <= n else s[: n - 1] + "…"
+
+    rows = [[str(sc.get("strategy") or ""), mode_label(sc), cut(sc.get("input"), limit),
+             cut(sc.get("expected_output"), limit)] for sc in _scenarios(suite)]
+    return Table(title="Scenarios",
+                 columns=["STRATEGY", "FAILURE MODE", "INPUT", "EXPECTED BEHAVIOUR"], rows=rows)
+
+
+def _tally_json(table: Table) -> list[dict[str, Any]]:
+    out = []
+    for label, total, passed, failed, unscored, _ in table.rows:
+        t, p = int(total), int(passed)
+        out.append({"label": label, "scenarios": t, "passed": p, "failed": int(failed),
+                    "unscored": int(unscored), "passRate": round(p / t, 4) if t else None})
+    return out
+
+
+def stress_document(outcome: Outcome, report: Report) -> dict[str, Any]:
+    """The ``--json`` document: the eval document plus ``suite``, ``stress`` and ``items``."""
+    from neens_action.report.json import eval_document
+
+    doc = eval_document(outcome, report)
+    suite = outcome.suite or {}
+    doc["suite"] = {
+        "id": suite.get("id"), "name": suite.get("name"), "status": suite.get("status"),
+        "error": suite.get("error"), "datasetVersionId": suite.get("datasetVersionId"),
+        "failureModes": attacked_modes(suite),
+        "scenarioCount": len(_scenarios(suite)),
+        "skippedStrategies": list(suite.get("skippedStrategies") or []),
+    } if suite else None
+    tables = {t.title: t for t in report.tables}
+    doc["stress"] = {
+        "byFailureMode": _tally_json(tables["Pass rate per failure mode"])
+        if "Pass rate per failure mode" in tables else [],
+        "byStrategy": _tally_json(tables["Pass rate per strategy"])
+        if "Pass rate per strategy" in tables else [],
+    }
+    invs = {inv.item_id: inv for inv in outcome.invocations}
+    doc["items"] = [{
+        "itemId": it.item_id, "state": it.state, "score": it.score,
+        "failureMode": it.suite or None, "strategy": it.strategy or None,
+        "returncode": invs[it.item_id].returncode if it.item_id in invs else None,
+        "error": invs[it.item_id].error if it.item_id in invs else None,
+    } for it in report.items]
+    return doc

@@ -89,8 +89,8 @@ def render_sweep_text(report: Report) -> str:
         lines = render_verdict(report)
     elif _table(report, ARMS_TABLE) is not None:
         lines = render_state(report)
-    else:
-        lines = [_one_line(report.title)] if report.run_id else []
+    else:  # nothing was read (an API error): the error line says it all
+        lines = []
     for warning in report.warnings:
         text = _one_line(warning)
         lines.append(f"  WARNING {text}" if text.startswith("[") else f"  WARNING: {text}")

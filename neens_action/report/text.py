@@ -13,12 +13,12 @@ from neens_action.report.model import Report, Table
 RULE = "=" * 60
 LABEL_WIDTH = 13
 MAX_FAILED = 20
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def clean(text: object, limit: int | None = None) -> str:
     """One line, no control characters, at most ``limit`` characters (with an ellipsis)."""
-    s = " ".join(_CONTROL.sub(" ", str(text)).split())
+    s = _CONTROL.sub(" ", str(text)).strip()
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 1)] + "…"
     return s

@@ -124,13 +124,10 @@ def drive(ctx: Context, run_id: str) -> None:
 
 
 def _wait_and_finish(ctx: Context, run_id: str) -> None:
+    """Honour ``--score-delay`` (blocking: an inline /run still answers a terminal run)."""
     row = ctx.db.one("SELECT started_at FROM runs WHERE id = ?", (run_id,))
     if row is not None and row["started_at"] is not None:
         wait = row["started_at"] + ctx.options.score_delay - ctx.now()
         if wait > 0:
-            if ctx.options.push_async:
-                time.sleep(wait)
-            else:
-                ctx.later(wait + 0.01, lambda: runs_api.advance(ctx, run_id))
-                return
+            time.sleep(wait)
     runs_api.advance(ctx, run_id)

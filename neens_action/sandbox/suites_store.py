@@ -60,9 +60,9 @@ def _iso(ts: float | None) -> str | None:
 
 def failure_modes(ctx: Context, ids: list[str]) -> list[dict[str, Any]]:
     """The named failure modes (seed bodies), in order; 404 naming every unknown id."""
+    marks = ",".join("?" * len(ids))
     rows = {r["id"]: loads(r["body"], {}) for r in ctx.db.all(
-        "SELECT id, body FROM failure_modes WHERE id IN (%s)" % ",".join("?" * len(ids)),
-        ids)}
+        f"SELECT id, body FROM failure_modes WHERE id IN ({marks})", ids)}
     missing = [i for i in ids if i not in rows]
     if missing:
         raise ApiError(404, f"failure mode(s) not found: {', '.join(missing)}")

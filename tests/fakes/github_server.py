@@ -131,3 +131,22 @@ class FakeGitHub(RecordingServer):
         if m and req.method == "GET":
             return self._page(req, self.state.commit_pulls.get(m.group(1), []))
         return Reply(404, {"message": "Not Found"})
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """Read a $GITHUB_OUTPUT file the way the runner does (name=value and heredoc blocks)."""
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delim = line.split("<<", 1)
+            end = lines.index(delim, i + 1)
+            out[name] = "\n".join(lines[i + 1:end])
+            i = end + 1
+            continue
+        name, value = line.split("=", 1)
+        out[name] = value
+        i += 1
+    return out

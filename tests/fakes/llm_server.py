@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TEMPLATES: dict[str, list[str]] = {
     "paraphrase": [
@@ -227,6 +232,50 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.server_close()
     return 0
+
+
+@dataclass
+class FakeLlm:
+    """A running fake LLM process (tests): ``url`` is the OpenAI-style base URL (``.../v1``)."""
+
+    url: str
+    proc: subprocess.Popen
+    log: Path
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def start(tmp: Path, *args: str, timeout: float = 30.0) -> FakeLlm:
+    """Start ``python -m tests.fakes.llm_server`` on a free loopback port; wait for its line."""
+    log = tmp / f"llm-{time.monotonic_ns()}.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.llm_server", "--port", "0", "--log", str(log),
+         *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith("llm listening on "):
+            return FakeLlm(url=line.split("listening on ", 1)[1].strip(), proc=proc, log=log)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    proc.wait(5)
+    raise RuntimeError("the fake LLM server did not start")
 
 
 if __name__ == "__main__":

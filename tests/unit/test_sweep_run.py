@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+from typing import ClassVar
 
 from neens_action.errors import NeensApiError
 from neens_action.flows.sweep import Poll
@@ -92,7 +93,7 @@ class RunClient:
 
 
 class FakeRunner:
-    instances: list[FakeRunner] = []
+    instances: ClassVar[list[FakeRunner]] = []
 
     def __init__(self, command, *, timeout, concurrency, output_cap, log, fail=None):
         self.command, self.concurrency, self.log = command, concurrency, log

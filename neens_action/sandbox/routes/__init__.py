@@ -10,4 +10,5 @@ ROUTE_MODULES: list[str] = [
     "neens_action.sandbox.routes.traces",
     "neens_action.sandbox.routes.gates",
     "neens_action.sandbox.routes.suites",
+    "neens_action.sandbox.routes.sweeps",
 ]

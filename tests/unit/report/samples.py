@@ -44,7 +44,8 @@ def passed() -> Report:
         items=[
             ItemVerdict("it_1", "Refund for order 42 ($42.00)?", "pass", 1.0, duration_s=0.5),
             ItemVerdict("it_2", "Refund for order 7 ($7.50)?", "pass", 0.9, duration_s=0.25),
-            ItemVerdict("g_1", "Refund me for order 9", "pass", 0.8, suite="FM: Wrong refund amount"),
+            ItemVerdict("g_1", "Refund me for order 9", "pass", 0.8,
+                        suite="FM: Wrong refund amount"),
         ],
         outputs={"exit-code": "0", "verdict": "passed", "run-id": "ppr_123",
                  "pass-rate": "1.0", "regressions": "0"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 from neens_action.report.mermaid import chart_to_mermaid, mermaid_text
 from neens_action.report.model import Chart
 from neens_action.report.sweep import arm_charts
-from tests.unit.report.test_sweep_report import SPEC_COMPARISON
 from tests.unit.report.golden_util import check_golden
+from tests.unit.report.test_sweep_report import SPEC_COMPARISON
 
 
 def test_sweep_charts_golden():

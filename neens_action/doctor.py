@@ -1,0 +1,154 @@
+"""``neens doctor``: check, in order, everything a pull run needs before the first item.
+
+1. the base URL answers (any HTTP answer counts: it is the Neens API origin and reachable);
+2. the API key is accepted (an authenticated read);
+3. an OTLP traces endpoint is set in the environment the agents inherit;
+4. that endpoint is reachable and accepts the key (an empty OTLP/JSON export);
+5. the exporter headers carry the key (``OTEL_EXPORTER_OTLP[_TRACES]_HEADERS``).
+
+Each check is a plain function returning a :class:`Check`; the first failure of 1 or 2 stops
+the API checks (nothing after them can pass). The key is never printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+import requests
+
+from neens_action.client import NeensClient
+from neens_action.errors import NeensApiError
+
+TIMEOUT = (5.0, 10.0)
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str = ""
+    fix: str = ""
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        text = f"  {mark} {self.name}"
+        if self.detail:
+            text += f": {self.detail}"
+        if not self.ok and self.fix:
+            text += f"\n       fix: {self.fix}"
+        return text
+
+
+def traces_endpoint(env: Mapping[str, str]) -> str | None:
+    """The URL an OTel SDK exports traces to, from the standard variables."""
+    explicit = (env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or "").strip()
+    if explicit:
+        return explicit
+    base = (env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").strip()
+    if base:
+        return base.rstrip("/") + "/v1/traces"
+    return None
+
+
+def exporter_headers(env: Mapping[str, str]) -> dict[str, str]:
+    """Parse ``OTEL_EXPORTER_OTLP_HEADERS`` then ``..._TRACES_HEADERS`` (which wins)."""
+    headers: dict[str, str] = {}
+    for var in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"):
+        for part in (env.get(var) or "").split(","):
+            if "=" not in part:
+                continue
+            key, value = part.split("=", 1)
+            if key.strip():
+                headers[unquote(key.strip())] = unquote(value.strip())
+    return headers
+
+
+def check_base_url(base_url: str) -> Check:
+    name = "base URL answers"
+    if not base_url:
+        return Check(name, False, "no base URL", "pass --base-url or set NEENS_BASE_URL")
+    try:
+        resp = requests.get(base_url.rstrip("/") + "/flywheel/gates/ci", timeout=TIMEOUT,
+                            headers={"Accept": "application/json"})
+    except requests.RequestException as exc:
+        return Check(name, False, f"{base_url} did not answer ({type(exc).__name__})",
+                     "check the URL, DNS and any proxy; it is the Neens API origin, "
+                     "e.g. https://neens.example.com")
+    resp.close()
+    return Check(name, True, f"{base_url} (HTTP {resp.status_code})")
+
+
+def check_key(client: NeensClient) -> Check:
+    name = "API key accepted"
+    if not client.has_key:
+        return Check(name, False, "no API key", "pass --api-key or set NEENS_API_KEY "
+                     "(a nk_live_... project key from Neens settings)")
+    try:
+        client.list_ci_gates()
+    except NeensApiError as exc:
+        if exc.status in (401, 403):
+            return Check(name, False, f"HTTP {exc.status}",
+                         "NEENS_API_KEY is not a valid project key for this Neens; "
+                         "copy a nk_live_... key from the project settings")
+        return Check(name, False, str(exc), "see the error above")
+    return Check(name, True)
+
+
+def check_otlp_set(env: Mapping[str, str]) -> Check:
+    url = traces_endpoint(env)
+    if url:
+        return Check("OTLP endpoint set", True, url)
+    return Check("OTLP endpoint set", False, "neither OTEL_EXPORTER_OTLP_ENDPOINT nor "
+                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set",
+                 "export OTEL_EXPORTER_OTLP_ENDPOINT=<your Neens base URL> so the agent's "
+                 "traces reach Neens")
+
+
+def check_otlp_accepts(env: Mapping[str, str],
+                       post: Callable[..., requests.Response] = requests.post) -> Check:
+    name = "OTLP endpoint reachable and accepts the key"
+    url = traces_endpoint(env)
+    if not url:
+        return Check(name, False, "no endpoint", "set OTEL_EXPORTER_OTLP_ENDPOINT first")
+    headers = {"Content-Type": "application/json", **exporter_headers(env)}
+    try:
+        resp = post(url, data=b'{"resourceSpans":[]}', headers=headers, timeout=TIMEOUT)
+    except requests.RequestException as exc:
+        return Check(name, False, f"{url} did not answer ({type(exc).__name__})",
+                     "check the endpoint URL; agents export to it over HTTP")
+    status = resp.status_code
+    resp.close()
+    if 200 <= status < 300:
+        return Check(name, True, f"HTTP {status}")
+    if status in (401, 403):
+        return Check(name, False, f"HTTP {status}: the receiver refused the exporter's "
+                     "credentials", 'export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer '
+                     '$NEENS_API_KEY"')
+    return Check(name, False, f"HTTP {status}", "is this the Neens OTLP receiver "
+                 "(<base URL>/v1/traces)?")
+
+
+def check_headers_carry_key(env: Mapping[str, str], api_key: str | None) -> Check:
+    name = "exporter headers carry the key"
+    auth = {k.lower(): v for k, v in exporter_headers(env).items()}.get("authorization", "")
+    if api_key and auth.strip() == f"Bearer {api_key}":
+        return Check(name, True)
+    detail = "no Authorization header" if not auth else "Authorization is not the Neens key"
+    return Check(name, False, detail, 'export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer '
+                 '$NEENS_API_KEY"')
+
+
+def run_checks(client: NeensClient | None, base_url: str, api_key: str | None,
+               env: Mapping[str, str]) -> list[Check]:
+    checks = [check_base_url(base_url)]
+    if checks[0].ok and client is not None:
+        checks.append(check_key(client))
+    else:
+        checks.append(Check("API key accepted", False, "skipped: the base URL did not answer",
+                            "fix the base URL first"))
+    checks.append(check_otlp_set(env))
+    checks.append(check_otlp_accepts(env))
+    checks.append(check_headers_carry_key(env, api_key))
+    return checks

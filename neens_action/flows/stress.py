@@ -1,0 +1,382 @@
+"""Stress tests (issue 9): scenario suites generated from failure modes, launched as pre-prod
+runs and gated like ``eval run`` / ``eval push``.
+
+- :class:`StressSettings`: the run settings plus the suite knobs (one typed object).
+- :func:`suite_body` (E17), :func:`regenerate_body` (E19), :func:`launch_body` (E20).
+- :func:`wait_ready`: poll E18 (fast start, backing off to ``--poll-interval``) until the
+  suite is ``ready``; ``failed`` is a RunError carrying the server's reason.
+- :func:`launch`: E20; a suite that is not ready (409) is a RunError with one clear line.
+- :func:`run_stress`: ``neens stress run``. Generate (or ``--suite-id``), wait, launch, then
+  drive the run exactly like ``eval run`` (pull: the agent command per scenario) or
+  ``eval push`` (``--agent-connection``: Neens calls the agent), gate. Usage problems raise
+  before any request; everything later lands in ``outcome.error`` / ``outcome.interrupted``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from neens_action import provenance
+from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
+from neens_action.flows import pull
+from neens_action.flows.common import describe_baseline, is_terminal, poll_run, poll_until
+from neens_action.outcome import Outcome
+from neens_action.settings import EvalRunSettings, _finite
+from neens_action.world import World
+
+STRATEGIES = ("paraphrase", "escalate", "boundary")
+SUITE_DONE = frozenset({"ready", "failed"})
+DEFAULT_READY_TIMEOUT = 600.0
+
+
+def parse_strategies(values: Any) -> list[str]:
+    """``--strategy`` (repeatable, commas allowed) -> validated, de-duplicated names."""
+    out: list[str] = []
+    for raw in values or []:
+        for part in str(raw).split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            if name == "replay":
+                raise UsageError("--strategy replay: replay is always on unless --no-replay; "
+                                 "--strategy picks among paraphrase, escalate, boundary")
+            if name not in STRATEGIES:
+                raise UsageError(f"--strategy {part.strip()!r} is not a strategy: use "
+                                 "paraphrase, escalate or boundary")
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def check_per_mode(value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not 1 <= int(value) <= 25):
+        raise UsageError(f"--per-mode must be from 1 to 25, got {value}")
+
+
+def ids(values: Any, flag: str) -> list[str]:
+    """Repeatable id flags (commas allowed), trimmed and de-duplicated."""
+    out: list[str] = []
+    for raw in values or []:
+        for part in str(raw).split(","):
+            if part.strip() and part.strip() not in out:
+                out.append(part.strip())
+    for value in out:
+        if any(c.isspace() or ord(c) < 32 for c in value):
+            raise UsageError(f"{flag} {value!r} is not an id")
+    return out
+
+
+def suite_body(name: str, failure_modes: list[str], *, per_mode: int | None = None,
+               strategies: list[str] | None = None, replay: bool = True,
+               connection: str | None = None) -> dict[str, Any]:
+    """E17 body (null fields omitted; ``include_replay`` sent only when turned off)."""
+    body: dict[str, Any] = {"name": name, "failure_mode_ids": list(failure_modes)}
+    if per_mode is not None:
+        body["per_mode"] = int(per_mode)
+    if strategies:
+        body["strategies"] = list(strategies)
+    if not replay:
+        body["include_replay"] = False
+    if connection:
+        body["connection_id"] = connection
+    return body
+
+
+def regenerate_body(*, per_mode: int | None = None, strategies: list[str] | None = None,
+                    replay: bool | None = None, connection: str | None = None) -> dict[str, Any]:
+    """E19 overrides: only what was given."""
+    body: dict[str, Any] = {}
+    if per_mode is not None:
+        body["per_mode"] = int(per_mode)
+    if strategies:
+        body["strategies"] = list(strategies)
+    if replay is not None:
+        body["include_replay"] = bool(replay)
+    if connection:
+        body["connection_id"] = connection
+    return body
+
+
+@dataclass
+class StressSettings(EvalRunSettings):
+    """``neens stress run`` / ``launch``: eval run settings plus the suite knobs."""
+
+    suite_id: str | None = None
+    suite_name: str | None = None
+    failure_modes: list[str] = field(default_factory=list)
+    per_mode: int | None = None
+    strategies: list[str] = field(default_factory=list)
+    no_replay: bool = False
+    connection: str | None = None  # LLM connection used for generation
+    agent_connection: str | None = None  # push: the agent_http connection Neens calls
+    runner_mode: str | None = None
+    judges: list[str] = field(default_factory=list)
+    ready_timeout: float = DEFAULT_READY_TIMEOUT
+
+    @property
+    def push(self) -> bool:
+        return bool(self.agent_connection) or self.runner_mode == "push"
+
+    def validate_stress(self, environ: Mapping[str, str], *, drive: bool = True,
+                        policy: Any = None) -> StressSettings:
+        """Every check before a request. ``drive``: ``stress run`` (needs a way to run the
+        scenarios: ``-- COMMAND`` or ``--agent-connection``); else ``stress launch``."""
+        self.gates = None  # a stress test runs over the suite's scenarios only
+        self.failure_modes = ids(self.failure_modes, "--failure-mode")
+        self.judges = ids(self.judges, "--judge")
+        self.strategies = parse_strategies(self.strategies)
+        check_per_mode(self.per_mode)
+        _finite("--ready-timeout", self.ready_timeout, positive=True)
+        self.suite_id = (self.suite_id or "").strip() or None
+        self.agent_connection = (self.agent_connection or "").strip() or None
+        if self.runner_mode is not None:
+            self.runner_mode = self.runner_mode.strip().lower()
+            if self.runner_mode not in ("push", "runner"):
+                raise UsageError(f"--runner-mode must be push or runner, got {self.runner_mode!r}")
+            if self.runner_mode == "runner" and self.agent_connection:
+                raise UsageError("--agent-connection is for push runs: drop --runner-mode runner")
+        if drive:
+            if self.suite_id and (self.failure_modes or self.per_mode is not None
+                                  or self.strategies or self.no_replay or self.connection):
+                raise UsageError("--suite-id reuses a generated suite: --failure-mode, "
+                                 "--per-mode, --strategy, --no-replay and --connection only "
+                                 "apply to a new one (use 'neens stress regenerate' to change it)")
+            if not self.suite_id and not self.failure_modes:
+                raise UsageError("nothing to attack: pass --failure-mode ID (repeatable) to "
+                                 "generate a suite, or --suite-id ID to reuse one")
+            if self.command and self.push:
+                raise UsageError("--agent-connection (Neens calls the agent) and an agent "
+                                 "command after '--' (pull) exclude each other: pick one")
+            if not self.command and not self.push:
+                raise UsageError("no agent: put the agent command after '--' (pull), or pass "
+                                 "--agent-connection ID (push)")
+        if self.version_label is not None and not self.version_label.strip():
+            raise UsageError("--version-label is empty")
+        if not self.version_label:
+            prov = provenance.resolve(environ, git_sha=self.git_sha, branch=self.branch,
+                                      pr_number=self.pr_number, pr_url=self.pr_url,
+                                      repo=self.repo)
+            if not prov.short_sha:
+                raise UsageError("a stress test needs --version-label LABEL (no commit was "
+                                 "detected from the CI environment to label the candidate)")
+            self.version_label = prov.short_sha
+        self.version_label = self.version_label.strip()
+        # the shared checks of ``eval run --create`` (connection, baseline, gate, policy
+        # overrides, execution, provenance); the suite stands in for the dataset
+        dataset, self.dataset, self.create = self.dataset, "scenario-suite", True
+        try:
+            EvalRunSettings.validate(self, need_command=drive and not self.push)
+        finally:
+            self.dataset, self.create = dataset, False
+        return self
+
+
+def launch_body(settings: StressSettings, prov: provenance.Provenance,
+                policy: Any = None) -> dict[str, Any]:
+    """E20: the pre-prod knobs (label, runner mode, connection, judges, baseline, gate) plus
+    provenance, like ``eval run --create`` (the CI default baseline included)."""
+    body: dict[str, Any] = {"version_label": settings.version_label}
+    if settings.name and settings.name.strip():
+        body["name"] = settings.name.strip()
+    if settings.runner_mode:
+        body["runner_mode"] = settings.runner_mode
+    elif settings.agent_connection:
+        body["runner_mode"] = "push"
+    if settings.agent_connection:
+        body["agent_connection_id"] = settings.agent_connection
+    if settings.judges:
+        body["judge_deployment_ids"] = list(settings.judges)
+    baseline = settings.baseline_wire
+    if baseline is None and not settings.baseline:
+        baseline = provenance.default_baseline(prov, has_dataset=True)
+    if baseline:
+        body["baseline"] = baseline
+    gate = pull.server_gate(settings, policy)
+    if gate:
+        body["gate"] = gate
+    body.update(prov.wire())
+    return body
+
+
+# -- the suite ----------------------------------------------------------------------------------
+
+
+def suite_progress(suite: Mapping[str, Any]) -> str:
+    """``generating (3/8)`` / ``ready (12 scenarios)`` / ``failed: <reason>``."""
+    status = str(suite.get("status") or "unknown")
+    if status == "ready":
+        n = suite.get("scenarioCount")
+        n = n if isinstance(n, int) else len(suite.get("scenarios") or [])
+        return f"ready ({n} scenario{'s' if n != 1 else ''})"
+    if status == "failed":
+        return f"failed: {suite.get('error') or 'no reason given'}"
+    prog = suite.get("progress") if isinstance(suite.get("progress"), dict) else {}
+    done, total = prog.get("done"), prog.get("total")
+    if isinstance(done, int) and isinstance(total, int) and total:
+        return f"{status} ({done}/{total})"
+    return status
+
+
+def failed_reason(suite: Mapping[str, Any]) -> str:
+    return (f"scenario generation failed for suite {suite.get('id')}: "
+            f"{suite.get('error') or 'the server gave no reason'}")
+
+
+def skipped_lines(suite: Mapping[str, Any]) -> list[str]:
+    out = []
+    for row in suite.get("skippedStrategies") or []:
+        if isinstance(row, Mapping):
+            where = f" for {row['failure_mode_id']}" if row.get("failure_mode_id") else ""
+            out.append(f"strategy {row.get('strategy')} skipped{where}: {row.get('reason')}")
+    return out
+
+
+def wait_ready(client: Any, suite_id: str, *, world: World, interval: float,
+               timeout: float, raise_failed: bool = True) -> dict[str, Any]:
+    """Poll E18 until ``ready`` (returned) or ``failed`` (RunError with the server's reason,
+    or returned when not ``raise_failed``). Not done within ``timeout``: RunError."""
+    try:
+        suite = poll_until(lambda: client.get_suite(suite_id), world=world, interval=interval,
+                           timeout=timeout, is_done=lambda s: s.get("status") in SUITE_DONE,
+                           describe=suite_progress, prefix="  suite status: ",
+                           what="scenario generation")
+    except RunError as exc:
+        if "did not finish within" in str(exc):
+            raise RunError(f"scenario suite {suite_id} was not ready within {timeout:g}s; "
+                           "raise --ready-timeout or check it with 'neens stress get "
+                           f"{suite_id}'") from None
+        raise
+    if suite.get("status") == "failed" and raise_failed:
+        raise RunError(failed_reason(suite))
+    return suite
+
+
+def launch(client: Any, suite_id: str, body: Mapping[str, Any], *, world: World,
+           outcome: Outcome | None = None) -> dict[str, Any]:
+    """E20; prints the run and baseline lines. 409 (suite not ready) => one clear RunError."""
+    try:
+        run = client.launch_suite(suite_id, body)
+    except NeensApiError as exc:
+        if exc.status == 409:
+            raise RunError(f"cannot launch scenario suite {suite_id}: "
+                           f"{exc.detail or 'it is not ready'}") from None
+        raise
+    run_id = run.get("id") if isinstance(run, dict) else None
+    if not run_id or not isinstance(run_id, str):
+        raise RunError("the server created no run (the launch response carried no 'id')")
+    if outcome is not None:
+        outcome.run_id = run_id
+        outcome.extra["created"] = True
+    world.log(f"Launched scenario suite {suite_id} as run {run_id} "
+              f"(runner mode {run.get('runnerMode') or body.get('runner_mode') or 'default'})")
+    world.log(f"Baseline: {describe_baseline(run.get('baseline'), run.get('baselineResolution'))}")
+    return run
+
+
+def _drive_push(client: Any, outcome: Outcome, settings: StressSettings, *, world: World,
+                policy: Any) -> None:
+    """E5 -> (poll E2) -> E7 (+ policy), as ``eval push`` does after its create."""
+    from neens_action.flows.push import trigger
+
+    start = world.clock.monotonic()
+    answer = trigger(client, outcome.run_id, world=world, timeout=settings.poll_timeout)
+    outcome.extra["started"] = True
+    if is_terminal(answer):
+        run = answer
+        world.log(f"  run status: {run.get('status')} (inline: nothing to poll)")
+    else:
+        world.log("Waiting for scoring to complete ...")
+        left = max(0.0, settings.poll_timeout - (world.clock.monotonic() - start))
+        run = poll_run(client, outcome.run_id, world=world, interval=settings.poll_interval,
+                       timeout=left)
+    outcome.run = run
+    if run.get("status") == "failed":
+        detail = run.get("error")
+        outcome.error = f"run {outcome.run_id} ended with status 'failed'" + (
+            f": {detail}" if isinstance(detail, str) and detail else "")
+    pull.collect_verdict(client, outcome, world=world, policy=policy)
+
+
+def _suite(client: Any, settings: StressSettings, outcome: Outcome, world: World) -> str:
+    if settings.suite_id:
+        return settings.suite_id
+    name = (settings.suite_name or "").strip() or f"stress {settings.version_label}"
+    created = client.create_suite(suite_body(
+        name, settings.failure_modes, per_mode=settings.per_mode,
+        strategies=settings.strategies, replay=not settings.no_replay,
+        connection=settings.connection))
+    suite_id = created.get("id") if isinstance(created, dict) else None
+    if not suite_id or not isinstance(suite_id, str):
+        raise RunError("the server created no scenario suite (the response carried no 'id')")
+    outcome.suite = created
+    world.log(f"Created scenario suite {suite_id} from {len(settings.failure_modes)} failure "
+              f"mode(s): {', '.join(settings.failure_modes)}")
+    return suite_id
+
+
+def drive(client: Any, settings: StressSettings, outcome: Outcome, *, world: World,
+          policy: Any) -> None:
+    """Suite -> ready -> launch -> drive -> gate. Raises NeensError / Interrupted."""
+    suite_id = _suite(client, settings, outcome, world)
+    world.log(f"Waiting for scenario suite {suite_id} to be ready ...")
+    suite = wait_ready(client, suite_id, world=world, interval=settings.poll_interval,
+                       timeout=settings.ready_timeout)
+    outcome.suite = suite
+    for line in skipped_lines(suite):
+        world.log(f"neens: warning: {line}")
+    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
+                              pr_number=settings.pr_number, pr_url=settings.pr_url,
+                              repo=settings.repo)
+    run = launch(client, suite_id, launch_body(settings, prov, policy), world=world,
+                 outcome=outcome)
+    outcome.extra["version_label"] = settings.version_label
+    if settings.push:
+        outcome.extra["agent_connection"] = settings.agent_connection
+        _drive_push(client, outcome, settings, world=world, policy=policy)
+        return
+    opts = pull.DriveOptions(
+        command=settings.command, version_label=settings.version_label,
+        per_item_timeout=settings.timeout, concurrency=settings.concurrency,
+        poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
+        output_cap=settings.output_cap, policy=policy)
+    pull.drive_run(client, outcome, opts, world=world, run=run)
+
+
+def run_stress(settings: StressSettings, *, client: Any, world: World,
+               policy: Any = None) -> Outcome:
+    """``neens stress run`` (settings validated). Everything after the first request lands
+    on the returned outcome; the pipeline decides, reports and renders."""
+    outcome = Outcome(mode="stress", base_url=client.base_url, enforced=not settings.no_gate)
+    if policy is not None:
+        outcome.policy_identity = policy.identity()
+        if callable(getattr(policy, "gates_block", None)) and policy.gates_block() is not None:
+            msg = ("the policy file's gates block is ignored by stress run: a stress test runs "
+                   "over the suite's scenarios only")
+            world.log(f"neens: warning: {msg}")
+            outcome.warnings.append(msg)
+    try:
+        drive(client, settings, outcome, world=world, policy=policy)
+    except (Interrupted, KeyboardInterrupt):
+        if settings.push:
+            outcome.interrupted = True
+            outcome.error = "interrupted (SIGINT/SIGTERM)"
+            world.log("neens: interrupted")
+            if outcome.run_id:
+                _cancel(client, outcome, world)
+        else:
+            pull.handle_interrupt(client, outcome, world=world, command=settings.command)
+    except NeensError as exc:
+        outcome.error = outcome.error or str(exc)
+        if outcome.run_id and not outcome.extra.get("started"):
+            _cancel(client, outcome, world)  # launched but never driven: do not leave it
+    return outcome
+
+
+def _cancel(client: Any, outcome: Outcome, world: World) -> None:
+    try:
+        client.cancel_run(outcome.run_id, quick=True)
+        world.log(f"neens: cancelled run {outcome.run_id}")
+    except (NeensError, KeyboardInterrupt) as exc:
+        world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")

@@ -1,0 +1,366 @@
+"""``neens eval watch``: the CLI as a real process against the real sandbox and the real
+OpenTelemetry example agent, driven by real file saves in a temp tree (issue 7; spec 7.3,
+8.3, 10.5, 10.7).
+
+The agent is the example agent behind tests/integration/data/mode_agent.py, which reads its
+mode from ``mode.txt`` inside the watched tree: editing that file is both the save that
+triggers an iteration and the switch that changes what the agent answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import PY, ROOT, Sandbox, run_cli, start_sandbox
+
+DATA = Path(__file__).resolve().parent / "data"
+WAIT = 150.0  # seconds; generous: the machine is shared
+LABEL_RE = re.compile(r"^local-watch\.\d{8}T\d{6}\.(\d+)$")
+TWO_ITEMS = ["--dataset-version-id", "dsv_refunds_1"]  # it_1 (always passes), it_2 (odd order)
+
+
+def save(path: Path, text: str) -> None:
+    """A real save: new content of another size, and a later mtime even on coarse clocks."""
+    old = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text)
+    st = path.stat()
+    if st.st_mtime_ns <= old:
+        os.utime(path, ns=(st.st_atime_ns, old + 1_000_000_000))
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text("VERSION = 1\n")
+    (root / "mode.txt").write_text("good\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+def agent_cmd(tag: str = "") -> list[str]:
+    return [PY, str(DATA / "mode_agent.py"), *([f"--tag={tag}"] if tag else [])]
+
+
+def watch_env(sb: Sandbox, tree: Path, **extra: str) -> dict[str, str]:
+    return sb.agent_env(AGENT_MODE_FILE=str(tree / "mode.txt"), **extra)
+
+
+class Watch:
+    """``neens eval watch`` running in the background, its output in files."""
+
+    def __init__(self, sb: Sandbox, tree: Path, flags: list[str], *, tag: str = "",
+                 **env: str) -> None:
+        self.err_path = tree.parent / "watch.err"
+        self.out_path = tree.parent / "watch.out"
+        self._err = self.err_path.open("w")
+        self._out = self.out_path.open("w")
+        args = [PY, "-m", "neens_action", "eval", "watch", "--dataset", "ds_refunds",
+                "--debounce", "0.2", "--poll-interval", "1", "--json", *flags,
+                "--", *agent_cmd(tag)]
+        self.proc = subprocess.Popen(args, cwd=tree, env=watch_env(sb, tree, **env),
+                                     stdout=self._out, stderr=self._err)
+
+    @property
+    def stderr(self) -> str:
+        return self.err_path.read_text()
+
+    def records(self) -> list[dict]:
+        return [json.loads(line) for line in self.out_path.read_text().splitlines() if line]
+
+    def wait_for(self, check: Callable[[str], bool], what: str, timeout: float = WAIT) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.stderr
+            if check(text):
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f"watch exited ({self.proc.returncode}) before {what}:\n"
+                                     f"{self.stderr}")
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}:\n{self.stderr}")
+
+    def wait_idle(self, n: int) -> None:
+        """Until the watcher has said "watching for changes" ``n`` times."""
+        self.wait_for(lambda t: t.count("watching for changes") >= n,
+                      f"idle #{n}")
+
+    def wait_exit(self, timeout: float = WAIT) -> int:
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()  # our own process, by its handle
+            self.proc.wait(10)
+        self._err.close()
+        self._out.close()
+
+
+def headers(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("── iteration ")]
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live processes whose command line carries ``tag`` (read from /proc, nothing killed)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if f"--tag={tag}".encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+# -- --once ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "flags", "code"), [
+    ("good", [], 0),
+    ("bad", ["--min-pass-rate", "0.9"], 1),
+    ("bad", ["--min-pass-rate", "0.9", "--no-gate"], 0),
+])
+def test_once_exits_with_the_iteration_gate_code(sandbox, tree, mode, flags, code):
+    (tree / "mode.txt").write_text(mode)
+    proc = run_cli(["eval", "watch", "--dataset", "ds_refunds", "--once", "--json",
+                    "--poll-interval", "1", *flags, "--", *agent_cmd()],
+                   watch_env(sandbox, tree), timeout=WAIT, cwd=tree)
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Press Ctrl-C" not in proc.stderr
+    [record] = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert record["iteration"] == 1 and record["exitCode"] == code
+    assert LABEL_RE.match(record["versionLabel"]).group(1) == "1"
+    assert record["trigger"] == [] and record["diff"] is None and record["comparedTo"] is None
+    assert record["metrics"]["passed"] == (6 if mode == "good" else 3)
+    assert record["gatePassed"] is (mode == "good")
+    run = sandbox.get(f"/preprod-evals/{record['runId']}").json()
+    assert run["name"] == "local (watch #1)"
+    assert run["versionLabel"] == record["versionLabel"]
+    # a local loop: no provenance, no source, never a ci-result
+    assert run["source"] is None and run["gitSha"] is None and run["ciResult"] is None
+    if mode == "bad":
+        assert "  6 item(s), 3 not passing — baseline for the next diff" in proc.stderr
+        assert '    ✗ it_2  fail  "Can I get my money back for order 7? It cost $19.99."' \
+            in proc.stderr
+
+
+@pytest.mark.parametrize(("flags", "api_key", "why"), [
+    (["--dataset", "ds_nope"], None, "404"),  # unknown dataset
+    (["--dataset", "ds_drafts"], None, "422"),  # no golden version
+    ([], "nk_live_wrong", "401"),  # bad key
+])
+def test_once_exits_2_when_no_run_can_be_created(sandbox, tree, flags, api_key, why):
+    env = watch_env(sandbox, tree)
+    if api_key:
+        env["NEENS_API_KEY"] = api_key
+    args = ["eval", "watch", "--dataset", "ds_refunds", "--once", *flags, "--",
+            *agent_cmd()]
+    proc = run_cli(args, env, timeout=WAIT, cwd=tree)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("neens: error:")]
+    assert len(errors) == 1 and why in errors[0] and "no file save can fix this" in errors[0]
+    assert (api_key or "nk_live_test") not in proc.stderr  # the key never appears
+
+
+def test_continuous_watch_stops_when_no_run_can_be_created(sandbox, tree):
+    w = Watch(sandbox, tree, [], NEENS_API_KEY="nk_live_wrong")
+    assert w.wait_exit() == 2
+    assert len(headers(w.stderr)) == 1
+    assert w.records()[0]["exitCode"] == 2
+
+
+@pytest.mark.parametrize("flags", [
+    ["--debounce", "-1"], ["--max-iterations", "0"], ["--path", "no/such/dir"],
+    ["--version-label", ""],
+])
+def test_bad_watch_flags_exit_2_with_one_line(sandbox, tree, flags):
+    proc = run_cli(["eval", "watch", "--dataset", "ds_refunds", *flags, "--", *agent_cmd()],
+                   watch_env(sandbox, tree), timeout=60, cwd=tree)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("neens: error: ") and proc.stderr.count("\n") == 1
+
+
+# -- continuous ----------------------------------------------------------------------------------
+
+
+def test_two_saves_during_one_iteration_give_exactly_one_follow_up(sandbox, tree):
+    (tree / "mode.txt").write_text("slow")
+    w = Watch(sandbox, tree, TWO_ITEMS, AGENT_SLOW_S="1.5")
+    try:
+        w.wait_for(lambda t: "  created run " in t, "iteration 1 to start")
+        save(tree / "app.py", "VERSION = 2\n")
+        w.wait_for(lambda t: "item 1/2" in t, "the first item of iteration 1")
+        save(tree / "app.py", "VERSION = 3  # again\n")
+        save(tree / "notes.md", "a second file\n")
+        w.wait_idle(1)  # iteration 2 (the follow-up) is done and nothing else is pending
+        text = w.stderr
+        assert [h.split(" · ")[0] for h in headers(text)] == ["── iteration 1",
+                                                              "── iteration 2"]
+        assert "2 file(s) changed during iteration 1: one follow-up run" in text
+        assert "  changed: app.py, notes.md" in text
+        w.proc.send_signal(signal.SIGINT)  # idle: nothing in flight
+        assert w.wait_exit() == 130
+    finally:
+        w.close()
+    records = w.records()
+    assert [r["iteration"] for r in records] == [1, 2]
+    assert records[1]["trigger"] == ["app.py", "notes.md"]
+    assert records[0]["runId"] != records[1]["runId"]
+
+
+def test_delta_report_lists_newly_failing_and_newly_passing_items(sandbox, tree):
+    w = Watch(sandbox, tree, ["--max-iterations", "3", "--min-pass-rate", "0.9"])
+    try:
+        w.wait_idle(1)
+        save(tree / "mode.txt", "bad\n")
+        w.wait_idle(2)
+        save(tree / "mode.txt", "good\n")
+        assert w.wait_exit() == 0  # the last iteration's code
+    finally:
+        w.close()
+    text = w.stderr
+    assert len(headers(text)) == 3
+    second = text.split("── iteration 2 ")[1].split("── iteration 3 ")[0]
+    assert "  gate: FAILED (was PASSED at #1) · exit 1" in second
+    assert ("  pass rate 50.0% (-50.0 pts) · avg score 0.750 (-0.250) · passed 3 (-3) · "
+            "failed 3 (+3) · errored 0 (+0)") in second
+    assert "  vs iteration #1:" in second
+    assert "    ▼ newly failing: 3" in second
+    for item, text_in in (("it_2", "order 7"), ("it_3", "Order 1001"), ("it_5", "order 13")):
+        line = next(x for x in second.splitlines() if x.startswith(f"        ▼ {item}  "))
+        assert "pass → fail" in line and text_in in line
+    assert "    ▲ newly passing: 0" in second
+    assert "    = unchanged passing: 3" in second
+    third = text.split("── iteration 3 ")[1]
+    assert "  gate: PASSED (was FAILED at #2) · exit 0" in third
+    assert "    ▲ newly passing: 3" in third
+    assert sum(1 for x in third.splitlines() if x.startswith("        ▲ it_")) == 3
+    assert "    ▼ newly failing: 0" in third
+    records = w.records()
+    assert [r["exitCode"] for r in records] == [0, 1, 0]
+    assert [r["comparedTo"] for r in records] == [None, 1, 2]
+    assert [c["itemId"] for c in records[1]["diff"]["newlyFailing"]] == ["it_2", "it_3", "it_5"]
+    assert [c["itemId"] for c in records[2]["diff"]["newlyPassing"]] == ["it_2", "it_3", "it_5"]
+    assert records[1]["deltas"]["passed"] == -3 and records[2]["deltas"]["failed"] == -3
+    assert records[1]["trigger"] == ["mode.txt"]
+    labels = [LABEL_RE.match(r["versionLabel"]) for r in records]
+    assert [m.group(1) for m in labels] == ["1", "2", "3"]
+    assert len({r["versionLabel"].rsplit(".", 1)[0] for r in records}) == 1  # one session
+
+
+def test_max_iterations_stops_with_the_last_iteration_code(sandbox, tree):
+    w = Watch(sandbox, tree, [*TWO_ITEMS, "--max-iterations", "2", "--min-pass-rate", "0.9"])
+    try:
+        w.wait_idle(1)
+        save(tree / "mode.txt", "bad\n")
+        assert w.wait_exit() == 1
+    finally:
+        w.close()
+    assert len(headers(w.stderr)) == 2
+    assert w.stderr.count("watching for changes") == 1
+    assert [r["exitCode"] for r in w.records()] == [0, 1]
+
+
+def test_failing_iteration_is_cancelled_and_the_watcher_keeps_going(tmp_path, tree):
+    # a long capture grace: a run with missing traces stays "running" past --poll-timeout
+    sb = start_sandbox(tmp_path, extra=["--grace", "60"])
+    try:
+        (tree / "mode.txt").write_text("silent")  # answers, exports no trace
+        w = Watch(sb, tree, [*TWO_ITEMS, "--poll-timeout", "3", "--max-iterations", "2"])
+        try:
+            w.wait_for(lambda t: "✗ iteration 1 errored" in t, "iteration 1 to fail")
+            w.wait_idle(1)
+            assert "(the watcher keeps going — save a file to retry)" in w.stderr
+            first = w.records()[0]
+            assert first["exitCode"] == 2 and "did not finish" in first["error"]
+            assert first["diff"] is None and first["metrics"] is None
+            assert sb.get(f"/preprod-evals/{first['runId']}").json()["status"] == "cancelled"
+            save(tree / "mode.txt", "good\n")
+            assert w.wait_exit() == 0
+        finally:
+            w.close()
+    finally:
+        sb.stop()
+    second = w.records()[1]
+    assert second["exitCode"] == 0 and second["comparedTo"] is None
+    assert "  gate: PASSED (was ERROR at #1) · exit 0" in w.stderr
+    assert "  2 item(s), 0 not passing — baseline for the next diff" in w.stderr
+
+
+def test_files_the_agent_writes_do_not_retrigger_forever(sandbox, tree):
+    # the example agent appends to AGENT_LOG on every invocation: a file inside the tree
+    w = Watch(sandbox, tree, TWO_ITEMS, AGENT_LOG=str(tree / "agent.log"))
+    try:
+        w.wait_idle(1)
+        text = w.stderr
+        # iteration 1 wrote agent.log => one follow-up; iteration 2 wrote it again => the
+        # agent's file, ignored from now on
+        assert len(headers(text)) == 2
+        assert "ignoring during-run changes to agent.log" in text
+        save(tree / "app.py", "VERSION = 9\n")  # the user's save still triggers
+        w.wait_idle(2)
+        assert len(headers(w.stderr)) == 3
+        w.proc.send_signal(signal.SIGTERM)
+        assert w.wait_exit() == 130
+    finally:
+        w.close()
+    assert w.records()[2]["trigger"] == ["app.py"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_an_iteration_kills_agents_and_cancels_the_run(sandbox, tree, sig):
+    tag = uuid.uuid4().hex
+    (tree / "mode.txt").write_text("hang")  # the agent sleeps for an hour inside its span
+    w = Watch(sandbox, tree, TWO_ITEMS, tag=tag)
+    try:
+        w.wait_for(lambda t: "Running 2 item(s)" in t, "the agents to start")
+        deadline = time.monotonic() + WAIT
+        while not tagged_processes(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tagged_processes(tag), "the agent process never started"
+        w.proc.send_signal(sig)
+        assert w.wait_exit(60) == 130
+    finally:
+        w.close()
+    text = w.stderr
+    run_id = re.search(r"  created run (\S+)", text).group(1)
+    assert sandbox.get(f"/preprod-evals/{run_id}").json()["status"] == "cancelled"
+    assert f"cancelled run {run_id}" in text
+    assert "Traceback" not in text
+    deadline = time.monotonic() + 30
+    while tagged_processes(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tagged_processes(tag) == [], "agent processes survived the interrupt"
+    assert w.records() == []  # the interrupted iteration produced no verdict
+
+
+def test_watch_help_lists_every_shared_flag():
+    proc = subprocess.run([PY, "-m", "neens_action", "eval", "watch", "--help"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0
+    for flag in ("--dataset", "--version-label", "--path", "--include", "--exclude",
+                 "--debounce", "--max-iterations", "--once", "--json", "--baseline",
+                 "--max-regressions", "--min-pass-rate", "--gate-policy",
+                 "--max-cost-delta-pct", "--max-latency-delta-pct", "--min-avg-score",
+                 "--max-abs-failures", "--timeout", "--concurrency", "--poll-interval",
+                 "--poll-timeout", "--no-gate", "--base-url", "--api-key", "--project-id"):
+        assert flag in proc.stdout, flag

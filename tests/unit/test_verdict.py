@@ -1,0 +1,92 @@
+"""Exit code / build verdict (spec 8.2) and the ci-result body (spec 4.9)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pytest
+
+from neens_action import __version__
+from neens_action.outcome import Outcome
+from neens_action.verdict import ci_result_payload, decide
+
+
+@dataclass
+class Result:
+    dimension: str
+    severity: str
+    status: str
+    observed: object
+    threshold: object
+    reason: str
+
+
+@dataclass
+class Eval:
+    blocked: bool = False
+    warned: bool = False
+    results: list = field(default_factory=list)
+
+
+def outcome(**kw) -> Outcome:
+    kw.setdefault("gate", {"passed": True})
+    return Outcome(mode="run", run_id="ppr_1", **kw)
+
+
+@pytest.mark.parametrize("kw, expected", [
+    ({}, (0, "passed")),
+    ({"gate": {"passed": False}}, (1, "blocked")),
+    ({"gate": {"passed": "yes"}}, (1, "blocked")),  # anything but true is a fail
+    ({"gate": None}, (2, "errored")),  # nothing measured is never a pass
+    ({"error": "poll timeout"}, (2, "errored")),
+    ({"error": "x", "gate": {"passed": True}}, (2, "errored")),
+    ({"interrupted": True, "error": "interrupted"}, (130, "errored")),
+    ({"policy_eval": Eval(blocked=True)}, (1, "blocked")),
+    ({"policy_eval": Eval(warned=True)}, (0, "warned")),
+    ({"gate": {"passed": True, "guardrailWarnings": [1]}}, (0, "warned")),
+    ({"gate": {"passed": False}, "enforced": False}, (0, "warned")),
+    ({"policy_eval": Eval(blocked=True), "enforced": False}, (0, "warned")),
+    ({"error": "boom", "enforced": False}, (2, "errored")),  # --no-gate waives the gate only
+    ({"policy_eval": {"blocked": True, "warned": False}}, (1, "blocked")),
+])
+def test_decide(kw, expected):
+    assert decide(outcome(**kw)) == expected
+
+
+def test_ci_result_without_policy():
+    o = outcome(gate={"passed": False})
+    o.exit_code, o.build_verdict = decide(o)
+    assert ci_result_payload(o) == {
+        "verdict": "blocked", "exit_code": 1, "enforced": True, "gate_passed": False,
+        "rules": [], "policy": None,
+        "sdk": {"name": "neens-action", "version": __version__, "language": "python"},
+    }
+
+
+def test_ci_result_with_policy_rules_and_non_finite_numbers():
+    results = [Result("cost", "warn", "warn", math.inf, 20.0, "cost +inf%"),
+               Result("metric[f]", "block", "fail", 0.5, {"metric": "f", "min_avg": 0.8},
+                      "f 0.5 < 0.8")]
+    o = outcome(policy_eval=Eval(blocked=True, warned=True, results=results),
+                policy_identity={"name": "pol.json", "sha256": "ab" * 32, "overridden": False},
+                enforced=False)
+    body = ci_result_payload(o)
+    assert body["verdict"] == "warned" and body["exit_code"] == 0 and body["enforced"] is False
+    assert body["gate_passed"] is True
+    assert body["rules"] == [
+        {"rule": "cost", "observed": None, "threshold": 20.0, "severity": "warn",
+         "outcome": "warn", "message": "cost +inf%"},
+        {"rule": "metric[f]", "observed": 0.5, "threshold": {"metric": "f", "min_avg": 0.8},
+         "severity": "block", "outcome": "fail", "message": "f 0.5 < 0.8"},
+    ]
+    assert body["policy"]["name"] == "pol.json"
+
+
+def test_ci_result_errored_and_interrupted():
+    o = outcome(gate=None, error="no items to replay")
+    assert ci_result_payload(o)["verdict"] == "errored"
+    assert ci_result_payload(o)["exit_code"] == 2
+    assert ci_result_payload(o)["gate_passed"] is None
+    i = outcome(interrupted=True, error="interrupted")
+    assert ci_result_payload(i)["exit_code"] == 130
