@@ -302,8 +302,9 @@ class Runner:
                 wait = 0.05 if eof else 0.1
                 if deadline is not None and not timed_out:
                     wait = max(0.0, min(wait, deadline - now))
-                if not sel.get_map():
-                    time.sleep(wait)
+                if not sel.get_map():  # output closed, input written: wait for the exit
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(wait)
                     continue
                 for key, _ in sel.select(wait):
                     if key.fileobj is stdout:

@@ -68,7 +68,8 @@ def make_client(base_url: str | None, api_key: str | None, project_id: str | Non
 
 def emit(outcome: SweepOutcome, *, world: World, as_json: bool) -> int:
     """Render the outcome (text on stderr, JSON on stdout) and return its exit code."""
-    from neens_action.report.sweep import build_sweep_report, sweep_json_document
+    from neens_action.report.sweep import build_sweep_report
+    from neens_action.report.sweep_json import sweep_json_document
     from neens_action.report.sweep_text import render_sweep_text
 
     text = render_sweep_text(build_sweep_report(outcome))
@@ -158,8 +159,9 @@ def start_command(name: str | None, version_label: str | None, arms: tuple[str, 
     poll = _poll(poll_interval, poll_timeout)
     client = make_client(base_url, api_key, project_id)
     world = World()
-    outcome = flows.start_flow(client, body, wait=wait, require_all_arms=require_all_arms,
-                               poll=poll, world=world)
+    with flows.signals_as_interrupt():  # SIGTERM like Ctrl-C: exit 130, nothing cancelled
+        outcome = flows.start_flow(client, body, wait=wait, require_all_arms=require_all_arms,
+                                   poll=poll, world=world)
     return emit(outcome, world=world, as_json=as_json)
 
 
@@ -183,8 +185,9 @@ def get_command(sweep_id: str | None, sweep_id_opt: str | None, wait: bool,
     poll = _poll(poll_interval, poll_timeout)
     client = make_client(base_url, api_key, project_id)
     world = World()
-    outcome = flows.get_flow(client, target, wait=wait, require_all_arms=require_all_arms,
-                             poll=poll, world=world)
+    with flows.signals_as_interrupt():
+        outcome = flows.get_flow(client, target, wait=wait, require_all_arms=require_all_arms,
+                                 poll=poll, world=world)
     return emit(outcome, world=world, as_json=as_json)
 
 
@@ -213,9 +216,10 @@ def decide_command(sweep_id: str | None, bar: float | None, baseline_arm: str | 
     poll = _poll(poll_interval, poll_timeout)
     client = make_client(base_url, api_key, project_id)
     world = World()
-    outcome = flows.decide_flow(client, target, bar=bar, baseline_arm=baseline_arm or None,
-                                wait=wait, require_winner=require_winner, poll=poll,
-                                world=world)
+    with flows.signals_as_interrupt():
+        outcome = flows.decide_flow(client, target, bar=bar, baseline_arm=baseline_arm or None,
+                                    wait=wait, require_winner=require_winner, poll=poll,
+                                    world=world)
     return emit(outcome, world=world, as_json=as_json)
 
 

@@ -14,7 +14,7 @@ runs and gated like ``eval run`` / ``eval push``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,14 +234,16 @@ def skipped_lines(suite: Mapping[str, Any]) -> list[str]:
 
 
 def wait_ready(client: Any, suite_id: str, *, world: World, interval: float,
-               timeout: float, raise_failed: bool = True) -> dict[str, Any]:
+               timeout: float, raise_failed: bool = True,
+               on_poll: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Poll E18 until ``ready`` (returned) or ``failed`` (RunError with the server's reason,
-    or returned when not ``raise_failed``). Not done within ``timeout``: RunError."""
+    or returned when not ``raise_failed``). Not done within ``timeout``: RunError.
+    ``on_poll`` sees every suite object read."""
     try:
         suite = poll_until(lambda: client.get_suite(suite_id), world=world, interval=interval,
                            timeout=timeout, is_done=lambda s: s.get("status") in SUITE_DONE,
                            describe=suite_progress, prefix="  suite status: ",
-                           what="scenario generation")
+                           what="scenario generation", on_poll=on_poll)
     except RunError as exc:
         if "did not finish within" in str(exc):
             raise RunError(f"scenario suite {suite_id} was not ready within {timeout:g}s; "
@@ -322,8 +324,8 @@ def drive(client: Any, settings: StressSettings, outcome: Outcome, *, world: Wor
     suite_id = _suite(client, settings, outcome, world)
     world.log(f"Waiting for scenario suite {suite_id} to be ready ...")
     suite = wait_ready(client, suite_id, world=world, interval=settings.poll_interval,
-                       timeout=settings.ready_timeout)
-    outcome.suite = suite
+                       timeout=settings.ready_timeout,
+                       on_poll=lambda s: setattr(outcome, "suite", s))
     for line in skipped_lines(suite):
         world.log(f"neens: warning: {line}")
     prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,

@@ -11,12 +11,22 @@ shares with these flows (arm parsing, request bodies, polling, exit codes) live 
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from neens_action.errors import EXIT_ERROR, EXIT_FAILED, EXIT_PASSED, NeensError, UsageError
+from neens_action.errors import (
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_PASSED,
+    Interrupted,
+    NeensError,
+    UsageError,
+)
 from neens_action.outcome import SweepOutcome
 from neens_action.world import World
 
@@ -155,7 +165,25 @@ def unwrap_estimate(payload: Any) -> tuple[dict[str, Any] | None, list[str]]:
     return None, refusals
 
 
-# ---------------------------------------------------------------- polling
+# ---------------------------------------------------------------- polling and signals
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (CI cancels with TERM)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def arms_progress(sweep: dict[str, Any]) -> str:
@@ -257,6 +285,7 @@ def run_exit_code(comparison: dict[str, Any]) -> tuple[int, str | None]:
 def _fail(outcome: SweepOutcome, err: NeensError) -> SweepOutcome:
     outcome.error = str(err)
     outcome.exit_code = err.exit_code
+    outcome.interrupted = isinstance(err, Interrupted)
     return outcome
 
 

@@ -19,9 +19,8 @@ import copy
 import queue
 import re
 import shlex
-import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +33,14 @@ from neens_action.errors import (
     NeensError,
     RunError,
 )
-from neens_action.flows.sweep import TERMINAL, Poll, SweepClient, poll_sweep, run_exit_code
+from neens_action.flows.sweep import (
+    TERMINAL,
+    Poll,
+    SweepClient,
+    poll_sweep,
+    run_exit_code,
+    signals_as_interrupt,
+)
 from neens_action.outcome import Invocation, SweepOutcome
 from neens_action.runner import Job, Runner
 from neens_action.world import World
@@ -131,24 +137,6 @@ def _quick(client: Any, timeout: float) -> Any:
         clone.timeout = min(float(client.timeout), timeout)
         clone.connect_timeout = min(float(client.connect_timeout), timeout)
     return clone
-
-
-@contextlib.contextmanager
-def signals_as_interrupt() -> Iterator[None]:
-    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (CI cancels with TERM)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise Interrupted()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 class Starter:

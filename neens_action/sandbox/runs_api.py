@@ -20,6 +20,8 @@ Lifecycle
   record_error(ctx, run_id, item_id, error)        an item that could not be captured
 
 Figures (pure functions in ``evaluate.py`` over ``load_run`` records)
+  figures(ctx, run_id) -> (run, {aggregate, comparison, rows, gate, metrics, items})
+      (cached once the run is terminal: call this rather than recomputing)
   gate_view(ctx, run_id), comparison_view(ctx, run_id, spec=None), metrics_view(ctx, run_id)
   pricing: ``scoring.load_pricing(db)``, ``scoring.price(pricing, model, in, out)``
 
@@ -29,6 +31,8 @@ cancelled from any non-terminal status.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from neens_action.sandbox import baselines, evaluate
@@ -41,7 +45,7 @@ from neens_action.sandbox.seed import create_dataset_version
 
 __all__ = [
     "TERMINAL", "advance", "cancel_run", "comparison_view", "create_dataset_version",
-    "create_run", "finish_run", "gate_view", "items_view", "load_run", "metrics_view",
+    "create_run", "figures", "finish_run", "gate_view", "items_view", "load_run", "metrics_view",
     "record_error", "record_session", "run_view", "start_run",
 ]
 
@@ -110,14 +114,50 @@ def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def run_view(ctx: Context, run_id: str, *, items: bool = True) -> dict[str, Any]:
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 16
+
+
+def figures(ctx: Context, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(run record, computed figures) after advancing the run. A terminal run's figures
+    never change, so they are cached in memory (a restart recomputes them).
+
+    Figures: ``aggregate``, ``comparison``, ``rows`` (eval gates), ``gate`` (E7),
+    ``metrics`` (E9), ``items`` (the run object's item views).
+    """
     advance(ctx, run_id)
-    run, rows = load_run(ctx, run_id)
-    cmp = _comparison(ctx, run, rows)
-    agg = evaluate.aggregate(rows)
+    row = ctx.db.one("SELECT * FROM runs WHERE id = ?", (run_id,))
+    if row is None:
+        raise ApiError(404, f"run {run_id} not found")
+    run = _decode_run(row)
+    terminal = run["status"] in TERMINAL
+    cache: OrderedDict[str, dict[str, Any]] = ctx.extras.setdefault("run_figures", OrderedDict())
+    if terminal:
+        with _CACHE_LOCK:
+            if run_id in cache:
+                return run, cache[run_id]
+    _, items = load_run(ctx, run_id)
+    cmp = _comparison(ctx, run, items)
+    agg = evaluate.aggregate(items)
     compared = cmp["baseline"]["compared"]
-    regressions = len(cmp["regressions"]) if compared else 0
-    agg.update(regressions=regressions, baselineCompared=compared)
+    agg.update(regressions=len(cmp["regressions"]) if compared else 0,
+               baselineCompared=compared)
+    figs = {
+        "aggregate": agg, "comparison": cmp, "rows": evaluate.gate_rows(run, items),
+        "gate": evaluate.gate_verdict(run, items, cmp), "metrics": evaluate.metrics(run, items),
+        "items": [_item_view(i) for i in items],
+    }
+    if terminal:
+        with _CACHE_LOCK:
+            cache[run_id] = figs
+            while len(cache) > _CACHE_SIZE:
+                cache.popitem(last=False)
+    return run, figs
+
+
+def run_view(ctx: Context, run_id: str, *, items: bool = True) -> dict[str, Any]:
+    run, figs = figures(ctx, run_id)
+    agg = figs["aggregate"]
     req = run["request"]
     legacy = run["legacy"] or {}
     view = {
@@ -129,9 +169,9 @@ def run_view(ctx: Context, run_id: str, *, items: bool = True) -> dict[str, Any]
         "createdAt": _iso(run["created_at"]), "startedAt": _iso(run["started_at"]),
         "finishedAt": _iso(run["finished_at"]),
         "baseline": run["baseline"], "baselineResolution": run["resolution"],
-        "gate": run["gate"], "gates": evaluate.gate_rows(run, rows),
+        "gate": run["gate"], "gates": figs["rows"],
         "gatesPolicy": run["gates_policy"], "gateDrift": run["gate_drift"],
-        "aggregate": agg, "regressions": regressions,
+        "aggregate": agg, "regressions": agg["regressions"],
         "labelMismatch": bool(run["label_mismatch"]),
         "legacyCorrelationSeenAt": _iso(legacy.get("seenAt")),
         "legacyCorrelationAttrs": legacy.get("attrs", []),
@@ -143,7 +183,7 @@ def run_view(ctx: Context, run_id: str, *, items: bool = True) -> dict[str, Any]
         "error": run["error"], "extra": run["extra"],
     }
     if items:
-        view["items"] = [_item_view(i) for i in rows]
+        view["items"] = figs["items"]
     return view
 
 
@@ -197,12 +237,13 @@ def advance(ctx: Context, run_id: str) -> None:
     ready_at = row["started_at"] + ctx.options.score_delay
     if now < ready_at:
         return
-    _, items = load_run(ctx, run_id)
+    pending = ctx.db.one("SELECT COUNT(*) AS n FROM run_items WHERE run_id = ? AND passed IS"
+                         " NULL AND error IS NULL", (run_id,))["n"]
     if row["runner_mode"] == "push":
-        if all(_is_done(i) for i in items):
+        if pending == 0:
             finish_run(ctx, run_id)
         return
-    if all(_is_done(i) for i in items) or now >= ready_at + ctx.options.grace:
+    if pending == 0 or now >= ready_at + ctx.options.grace:
         finish_run(ctx, run_id)
 
 
@@ -287,25 +328,19 @@ def record_error(ctx: Context, run_id: str, item_id: str, error: str,
 
 # -- figures --------------------------------------------------------------------------------
 def gate_view(ctx: Context, run_id: str) -> dict[str, Any]:
-    advance(ctx, run_id)
-    run, items = load_run(ctx, run_id)
-    return evaluate.gate_verdict(run, items, _comparison(ctx, run, items))
+    return figures(ctx, run_id)[1]["gate"]
 
 
 def comparison_view(ctx: Context, run_id: str, spec: str | None = None) -> dict[str, Any]:
+    if not spec:
+        return figures(ctx, run_id)[1]["comparison"]
     advance(ctx, run_id)
     run, items = load_run(ctx, run_id)
-    if not spec:
-        return _comparison(ctx, run, items)
-    req = baselines.parse_spec(spec)
-    req = baselines.validate(req)
+    req = baselines.validate(baselines.parse_spec(spec))
     base, resolution = baselines.resolve(ctx.db, req, dataset_version_id=run[
         "dataset_version_id"], exclude_run_id=run_id)
-    out = _comparison(ctx, {**run, "resolution": resolution}, items, base, override=True)
-    return out
+    return _comparison(ctx, {**run, "resolution": resolution}, items, base, override=True)
 
 
 def metrics_view(ctx: Context, run_id: str) -> dict[str, Any]:
-    advance(ctx, run_id)
-    run, items = load_run(ctx, run_id)
-    return evaluate.metrics(run, items)
+    return figures(ctx, run_id)[1]["metrics"]

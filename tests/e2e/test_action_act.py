@@ -25,7 +25,7 @@ WORKFLOWS = ROOT / "tests" / "e2e" / "github"
 
 
 def run_act(lab: Lab, tmp_path: Path, workflow: str, sandbox: Sandbox, logs: Path,
-            variables: dict[str, str] | None = None) -> tuple[int, str]:
+            env: dict[str, str] | None = None) -> tuple[int, str]:
     repo = tmp_path / "repo"
     make_repo(repo, {
         "action.yml": ROOT / "action.yml",
@@ -40,10 +40,10 @@ def run_act(lab: Lab, tmp_path: Path, workflow: str, sandbox: Sandbox, logs: Pat
         lab.act, "push", "-W", f".github/workflows/{workflow}", "-e", str(event),
         "-P", f"ubuntu-latest={lab.base_image}", "--pull=false", "--network", "host",
         "--rm", "--insecure-secrets", "--defaultbranch", "main",
-        "-s", f"NEENS_API_KEY={sandbox.api_key}", "--var", f"NEENS_BASE_URL={sandbox.url}",
+        "-s", f"NEENS_API_KEY={sandbox.api_key}", "--env", f"NEENS_BASE_URL={sandbox.url}",
     ]
-    for name, value in (variables or {}).items():
-        args += ["--var", f"{name}={value}"]
+    for name, value in (env or {}).items():
+        args += ["--env", f"{name}={value}"]
     proc = lab.run(args, cwd=repo, timeout=420, log=logs / f"act-{workflow}.log")
     return proc.returncode, proc.stdout
 

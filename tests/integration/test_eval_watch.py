@@ -162,6 +162,21 @@ def test_once_exits_with_the_iteration_gate_code(sandbox, tree, mode, flags, cod
             in proc.stderr
 
 
+def test_once_with_policy_baseline_and_no_eval_gates(sandbox, tree):
+    (tree / "mode.txt").write_text("bad")
+    env = watch_env(sandbox, tree, NEENS_GATES="active")  # a CI setting: not for watch
+    proc = run_cli(["eval", "watch", "--dataset", "ds_refunds", "--once", "--json",
+                    "--max-abs-failures", "0", "--baseline", "prod:30d", "--poll-interval", "1",
+                    "--", *agent_cmd()], env, timeout=WAIT, cwd=tree)
+    assert proc.returncode == 1, proc.stderr
+    [record] = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert record["policyBlocked"] is True and record["gatePassed"] is True
+    assert "  gate: FAILED · exit 1" in proc.stderr
+    run = sandbox.get(f"/preprod-evals/{record['runId']}").json()
+    assert run["gates"] == []
+    assert run["baselineResolution"]["requested"] == "prod:30d"
+
+
 @pytest.mark.parametrize(("flags", "api_key", "why"), [
     (["--dataset", "ds_nope"], None, "404"),  # unknown dataset
     (["--dataset", "ds_drafts"], None, "422"),  # no golden version
@@ -278,6 +293,28 @@ def test_max_iterations_stops_with_the_last_iteration_code(sandbox, tree):
     assert len(headers(w.stderr)) == 2
     assert w.stderr.count("watching for changes") == 1
     assert [r["exitCode"] for r in w.records()] == [0, 1]
+
+
+def test_path_include_and_exclude_decide_what_triggers(sandbox, tree):
+    src = tree / "src"
+    src.mkdir()
+    save(src / "app.py", "A = 1\n")
+    save(src / "skip_me.py", "B = 1\n")
+    w = Watch(sandbox, tree, [*TWO_ITEMS, "--path", "src", "--include", "*.py",
+                              "--exclude", "skip_*", "--max-iterations", "2"])
+    try:
+        w.wait_idle(1)
+        assert "watching 1 file(s) under src" in w.stderr  # src/app.py only
+        save(tree / "app.py", "VERSION = 5\n")  # outside --path
+        save(src / "notes.txt", "not *.py\n")  # not included
+        save(src / "skip_me.py", "B = 2\n")  # excluded
+        (src / "__pycache__").mkdir()
+        save(src / "__pycache__" / "x.py", "always skipped\n")
+        save(src / "app.py", "A = 2  # the only save that counts\n")
+        assert w.wait_exit() == 0
+    finally:
+        w.close()
+    assert [r["trigger"] for r in w.records()] == [[], ["src/app.py"]]
 
 
 def test_failing_iteration_is_cancelled_and_the_watcher_keeps_going(tmp_path, tree):

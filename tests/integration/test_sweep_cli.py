@@ -207,7 +207,7 @@ def test_sigterm_kills_agents_and_cancels_the_sweep_and_its_runs(sb, tmp_path):
             assert time.monotonic() < deadline, "the agents never started"
             time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

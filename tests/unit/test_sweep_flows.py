@@ -277,3 +277,29 @@ def test_decide_void_exits_2_before_reading_the_verdict():
                             baseline_arm=None, wait=False, require_winner=False, poll=Poll(),
                             world=world())
     assert out.exit_code == 2 and "void" in out.error
+
+
+def test_sigterm_becomes_interrupted_and_handlers_are_restored():
+    import os
+    import signal
+
+    from neens_action.errors import Interrupted
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted), flows.signals_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(100):  # the handler runs between bytecodes of the main thread
+            pass
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_interrupt_while_polling_exits_130():
+    from neens_action.errors import Interrupted
+
+    class Boom(FakeClient):
+        def get_sweep(self, sweep_id):
+            raise Interrupted()
+
+    out = flows.get_flow(Boom(), "msw-1", wait=True, require_all_arms=False, poll=Poll(),
+                         world=world())
+    assert out.exit_code == 130 and out.interrupted and out.error == "interrupted"

@@ -15,10 +15,10 @@ from neens_action.report.sweep import (
     pass_k_cell,
     pass_rate_cell,
     regressions_cell,
-    sweep_json_document,
     warning_text,
     winner_label,
 )
+from neens_action.report.sweep_json import sweep_json_document
 from neens_action.report.sweep_text import render_sweep_text
 from tests.unit.report.golden_util import check_golden
 

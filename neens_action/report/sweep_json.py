@@ -1,0 +1,54 @@
+"""The ``--json`` document of every sweep subcommand (spec ``neens-api.md`` 10.9).
+
+Server payloads are passed through as they came; agent output is never included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neens_action.outcome import SweepOutcome
+
+
+def sweep_json_document(outcome: SweepOutcome) -> dict[str, Any]:
+    """The ``--json`` document of every sweep subcommand (spec 10.9)."""
+    sweep, comparison = outcome.sweep, outcome.comparison
+    doc: dict[str, Any] = {
+        "sweepId": outcome.sweep_id or None,
+        "exitCode": outcome.exit_code,
+        "status": (sweep or comparison or {}).get("status"),
+        "voidReason": (sweep or {}).get("voidReason") or (comparison or {}).get("voidReason"),
+        "error": "interrupted" if outcome.interrupted else outcome.error,
+        "arms": [
+            {
+                "label": arm.get("label"), "model": arm.get("model"),
+                "status": arm.get("status"), "passed": arm.get("passed"),
+                "greens": arm.get("greens"), "runsTerminal": arm.get("runsTerminal"),
+                "runsTotal": arm.get("runsTotal"), "error": arm.get("error"),
+            }
+            for arm in (sweep or {}).get("arms") or [] if isinstance(arm, dict)
+        ],
+        "sweep": sweep,
+    }
+    if outcome.estimate is not None:
+        doc["estimate"] = outcome.estimate
+        if outcome.refusals:
+            doc["refusals"] = list(outcome.refusals)
+    if outcome.command in ("decide", "run"):
+        doc["comparison"] = comparison
+        doc["verdict"] = (comparison or {}).get("verdict")
+    if outcome.command == "run":
+        doc["invocations"] = [
+            {
+                "arm": inv.arm, "model": inv.model, "rep": inv.rep, "runId": inv.run_id,
+                "itemId": inv.item_id, "returncode": inv.returncode,
+                "durationS": round(inv.duration_s, 3), "timedOut": inv.timed_out,
+                "error": inv.error,
+            }
+            for inv in outcome.invocations
+        ]
+        if outcome.failed_starts:
+            doc["failedStarts"] = list(outcome.failed_starts)
+    if outcome.warnings:
+        doc["warnings"] = list(outcome.warnings)
+    return doc
