@@ -74,4 +74,12 @@ def run_eval(
     return outcome
 
 
-__all__ = ["run_eval"]
+def run_push_eval(**kwargs: Any) -> Outcome:
+    """PUSH model: create a push run and let Neens call the agent endpoint; see
+    :func:`neens_action.flows.push.run_push_eval` for the parameters."""
+    from neens_action.flows.push import run_push_eval as impl
+
+    return impl(**kwargs)
+
+
+__all__ = ["run_eval", "run_push_eval"]

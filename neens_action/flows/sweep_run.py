@@ -48,6 +48,7 @@ from neens_action.world import World
 START_ATTEMPTS = 3
 START_WAITS = (1.0, 2.0)
 CANCEL_TIMEOUT = 5.0
+KEEP_FAILED_OUTPUTS = 20  # captured output tails kept (failures only; memory stays bounded)
 _RUNNER_ITEM_LINE = re.compile(r"^item\s+\d+/\d+ \[")  # the runner's own per-item line
 
 
@@ -277,7 +278,7 @@ class _Drive:
         if warning:
             log(f"  WARNING: {warning}")
         remaining = {run.run_id: len(run.items) for run in runs}
-        done = [0]
+        done, kept = [0], [0]
         self.starter = Starter(_quick(self.client, 30.0), self.world, p.start_waits,
                                self._failed_start)
 
@@ -288,6 +289,10 @@ class _Drive:
             log(f"  [{done[0]}/{len(jobs)}] {run.arm} rep {run.rep} item "
                 f"{job.meta['index'] + 1}/{len(run.items)} [{job.key}] {status} "
                 f"({inv.duration_s:.1f}s)")
+            if not inv.ok:  # a failure's output tail is kept for the CI log (bounded)
+                kept[0] += 1
+                if kept[0] > KEEP_FAILED_OUTPUTS:
+                    inv.output = ""
             remaining[run.run_id] -= 1
             if remaining[run.run_id] == 0 and self.starter is not None:
                 self.starter.submit(run)
@@ -296,9 +301,7 @@ class _Drive:
             p.command, timeout=p.timeout, concurrency=p.concurrency, output_cap=p.output_cap,
             log=self._runner_log)
         invocations = self.runner.run(jobs, on_result=on_result) if jobs else []
-        for inv in invocations:
-            inv.output = ""  # agent output is never shown, nor written into --json
-        out.invocations = invocations
+        out.invocations = invocations  # --json never carries agent output (report/sweep_json)
         if jobs and not any(inv.ok for inv in invocations):
             self.starter.abort()
             raise RunError(f"every agent invocation failed ({len(jobs)} of {len(jobs)}): "
@@ -358,8 +361,13 @@ class _Drive:
         if not self.outcome.sweep_id:
             return
         try:
-            _quick(self.client, CANCEL_TIMEOUT).cancel_sweep(self.outcome.sweep_id)
+            answer = _quick(self.client, CANCEL_TIMEOUT).cancel_sweep(self.outcome.sweep_id)
+            if answer is None:  # 409: it had already finished
+                self.world.log(f"Sweep {self.outcome.sweep_id} had already finished")
+                return
             self.world.log(f"Cancelled sweep {self.outcome.sweep_id} and its pending runs")
+            if isinstance(answer, dict) and answer.get("status"):
+                self.outcome.sweep = answer  # the cancelled state, not the stale one
         except NeensError as err:
             self.world.log(f"  could not cancel sweep {self.outcome.sweep_id}: {err}")
 

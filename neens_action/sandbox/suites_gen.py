@@ -26,6 +26,8 @@ LLM_STRATEGIES = ("paraphrase", "escalate", "boundary")
 ALL_STRATEGIES = ("replay", *LLM_STRATEGIES)
 DEFAULT_PER_MODE = 5
 MAX_PER_MODE = 25
+MAX_MODES = 50
+MAX_NAME = 200
 LLM_TIMEOUT_S = 60.0
 
 STRATEGY_BRIEF = {
@@ -123,6 +125,8 @@ def parse_create(body: Any) -> tuple[str, list[str], SuiteOptions]:
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
         raise SuiteInputError("name is required (a non-empty string)")
+    if len(name.strip()) > MAX_NAME:
+        raise SuiteInputError(f"name is longer than {MAX_NAME} characters")
     ids = body.get("failure_mode_ids")
     if (
         not isinstance(ids, list)
@@ -134,6 +138,8 @@ def parse_create(body: Any) -> tuple[str, list[str], SuiteOptions]:
     for i in ids:
         if i.strip() not in unique:
             unique.append(i.strip())
+    if len(unique) > MAX_MODES:
+        raise SuiteInputError(f"at most {MAX_MODES} failure modes per suite (got {len(unique)})")
     return name.strip(), unique, parse_options(body)
 
 

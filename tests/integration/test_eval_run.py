@@ -52,10 +52,11 @@ def wait_for(predicate, timeout: float = 60.0) -> bool:
     return predicate()
 
 
-def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox):
+def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox, tmp_path):
+    junit = tmp_path / "junit.xml"
     proc = cli(sandbox, [*CREATE, "--version-label", "good-1", "--branch", "main",
-                         "--max-regressions", "0", "--min-pass-rate", "0.9", "--json", "--",
-                         *AGENT_CMD])
+                         "--max-regressions", "0", "--min-pass-rate", "0.9", "--json",
+                         "--junit", str(junit), "--", *AGENT_CMD])
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)  # stdout holds the JSON document and nothing else
     assert doc["format"] == 1 and doc["exitCode"] == 0 and doc["verdict"] == "passed"
@@ -68,6 +69,8 @@ def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox):
     run = sandbox.get(f"/preprod-evals/{doc['runId']}").json()
     assert run["buildVerdict"] == "passed"
     assert run["versionLabel"] == "good-1" and run["branch"] == "main"
+    xml = junit.read_text()
+    assert xml.startswith("<?xml") and xml.count("<testcase") == 6 and "<failure" not in xml
 
 
 def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox):

@@ -174,7 +174,7 @@ def test_once_with_policy_baseline_and_no_eval_gates(sandbox, tree):
     assert "  gate: FAILED · exit 1" in proc.stderr
     run = sandbox.get(f"/preprod-evals/{record['runId']}").json()
     assert run["gates"] == []
-    assert run["baselineResolution"]["requested"] == "prod:30d"
+    assert run["baseline"] == {"kind": "prod_window", "range": "30d"}  # explicit --baseline
 
 
 @pytest.mark.parametrize(("flags", "api_key", "why"), [

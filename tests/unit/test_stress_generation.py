@@ -92,6 +92,8 @@ def test_defaults_follow_decision_13() -> None:
         ({"name": "x", "failure_mode_ids": ["a"], "strategies": [], "include_replay": False},
          "nothing to generate"),
         ({"name": "x", "failure_mode_ids": ["a"], "connection_id": ""}, "connection_id"),
+        ({"name": "x" * 201, "failure_mode_ids": ["a"]}, "longer than 200"),
+        ({"name": "x", "failure_mode_ids": [f"fm_{i}" for i in range(51)]}, "at most 50"),
     ],
 )
 def test_invalid_bodies_are_refused_with_a_sentence(body: dict, needle: str) -> None:

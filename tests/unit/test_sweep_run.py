@@ -87,6 +87,7 @@ class RunClient:
 
     def cancel_sweep(self, sweep_id):
         self._rec("cancel", sweep_id)
+        return {**self.sweep, "status": "cancelled"}
 
     def names(self, kind):
         return [c[1] for c in self.calls if c[0] == kind]
@@ -199,7 +200,6 @@ def test_full_run_env_order_starts_and_winner():
     assert "Command finished for 8/8 invocation(s) with rc=0" in log
     assert "Waiting for the sweep to be scored ..." in log
     assert "item 1/8 [" not in log  # the runner's own per-item line is replaced by ours
-    assert all(inv.output == "" for inv in out.invocations)
 
 
 def test_start_retries_transient_then_409_style_success():
@@ -228,10 +228,13 @@ def test_failed_start_exits_2_with_resume_hint_no_cancel_no_poll():
 
 
 def test_every_invocation_failed_cancels_and_exits_2():
-    client = RunClient(runner_sweep())
+    client = RunClient(runner_sweep(arms=tuple("abcdefghijk"), k=1))
     out = run_flow(client, params(), world=world(), runner_factory=factory(lambda job: True))
+    kept = [inv for inv in out.invocations if inv.output]
+    assert len(kept) == 20 and len(out.invocations) == 22  # bounded output tails
     assert out.exit_code == 2 and "every agent invocation failed" in out.error
     assert client.names("cancel") == ["msw-1"]
+    assert out.sweep["status"] == "cancelled"  # the report shows the cancelled state
 
 
 def test_one_failing_invocation_still_starts_its_run():
@@ -310,3 +313,20 @@ def test_missing_otlp_endpoint_is_warned():
     run_flow(RunClient(runner_sweep(arms=("a",), k=1)), params(), world=w,
              runner_factory=factory())
     assert "WARNING: no OTLP endpoint" in w.err.getvalue()
+
+
+def test_interrupt_kills_agents_cancels_the_sweep_and_exits_130():
+    from neens_action.errors import Interrupted
+
+    class Interrupting(FakeRunner):
+        def run(self, jobs, on_result=None):
+            raise Interrupted()
+
+    client = RunClient(runner_sweep())
+    w = world()
+    out = run_flow(client, params(), world=w,
+                   runner_factory=lambda command, **kw: Interrupting(command, **kw))
+    assert out.exit_code == 130 and out.interrupted and out.error == "interrupted"
+    assert FakeRunner.instances[-1].killed
+    assert client.names("cancel") == ["msw-1"]
+    assert "Cancelled sweep msw-1" in w.err.getvalue()

@@ -174,3 +174,26 @@ def test_cancel_and_ci_result(sandbox):
     assert sandbox.post(f"/preprod-evals/{run['id']}/cancel").status_code == 409
     late = sandbox.post(f"/preprod-evals/{run['id']}/ci-result", json={"verdict": "nope"})
     assert late.status_code == 422
+
+
+def test_correlation_keys_as_span_attributes(sandbox):
+    import requests
+
+    run = create(sandbox, {**DS, "name": "s", "version_label": "v1"})
+
+    def attr(key, value):
+        return {"key": key, "value": {"stringValue": value}}
+
+    body = {"resourceSpans": [{"resource": {"attributes": [attr("service.name", "x")]},
+                               "scopeSpans": [{"spans": [{
+        "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+        "name": "root", "startTimeUnixNano": "1000000", "endTimeUnixNano": "9000000",
+        "attributes": [attr("neens.eval_run_id", run["id"]),
+                       attr("neens.dataset_item_id", "it_1"),
+                       attr("neens.output", "Refund of $42.00 approved")]}]}]}]}
+    resp = requests.post(sandbox.url + "/v1/traces", json=body, headers=sandbox.headers,
+                         timeout=10)
+    assert resp.status_code == 200 and resp.json() == {}
+    item = sandbox.get(f"/preprod-evals/{run['id']}").json()["items"][0]
+    assert item["passed"] is True and item["latencyMs"] == 8.0
+    assert item["costUsd"] is None  # no model, no usage: unpriced, never $0

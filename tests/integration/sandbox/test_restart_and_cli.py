@@ -90,3 +90,9 @@ def test_port_in_use_is_a_clean_error(tmp_path):
         assert len(proc.stderr.strip().splitlines()) == 1
     finally:
         sb.stop()
+
+
+def test_neens_sandbox_serve_is_wired_into_the_main_cli():
+    proc = subprocess.run([PY, "-m", "neens_action", "sandbox", "serve", "--help"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0 and "--score-delay" in proc.stdout and "--chaos" in proc.stdout

@@ -3,6 +3,8 @@ example agents (the OTel SDK agent for runner sweeps, the HTTP agent for push sw
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -358,3 +360,35 @@ def test_void_when_a_judge_changes_while_the_sweep_runs(tmp_path):
         assert cmp["voidReason"] == done["voidReason"]
     finally:
         second.stop()
+
+
+VENDOR = ROOT / ".venv-vendor" / "bin" / "neens"
+
+
+def test_vendor_cli_runs_a_sweep_against_the_sandbox_unchanged(sb, tmp_path):
+    """Fidelity: the vendor's neens-eval 0.8.0 drives a runner sweep end to end."""
+    cli = os.environ.get("NEENS_VENDOR_CLI") or str(VENDOR)
+    assert os.access(cli, os.X_OK), (
+        "the vendor CLI is missing: python3 -m venv .venv-vendor && "
+        ".venv-vendor/bin/pip install neens-eval==0.8.0 (or set NEENS_VENDOR_CLI)")
+    env = sb.agent_env(SWEEP_BAD_MODELS="gpt-4o")
+    proc = subprocess.run(
+        [cli, "sweep", "run", "--create", "--name", "vendor", "--version-label", "v1",
+         "--dataset", "ds_sweep", "--arm", "big=gpt-4o", "--arm", "small=gpt-4o-mini",
+         "--k", "1", "--concurrency", "2", "--poll-interval", "1", "--json", "--",
+         PY, str(WRAPPER)],
+        env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"]["outcome"] == "winner"
+    assert doc["comparison"]["arms"][1]["label"] == "small"
+    assert "VERDICT: small clears the 90% bar" in proc.stderr
+    decide = subprocess.run([cli, "sweep", "decide", "--sweep-id", doc["sweepId"], "--bar",
+                             "0.4", "--require-winner"], env=env, capture_output=True,
+                            text=True, timeout=120, cwd=ROOT)
+    assert decide.returncode == 0, decide.stderr[-3000:]
+    preview = subprocess.run([cli, "sweep", "preview", "--dataset-id", "ds_sweep", "--arm",
+                              "a=conn_good", "--arm", "b=conn_local", "--pass-k", "2"],
+                             env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert preview.returncode == 0, preview.stderr[-3000:]
+    assert "PARTIAL" in preview.stderr and "llama-3-local" in preview.stderr

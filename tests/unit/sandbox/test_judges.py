@@ -89,3 +89,42 @@ def test_item_passes_at_mean_of_point_seven():
     none = score_session([judge(kind="contains")], {"output": "x"}, item_input="q",
                          expected=None, llm=None)
     assert none["passed"] is None and "no judge could score" in none["error"]
+
+
+def test_llm_judge_calls_an_openai_compatible_endpoint():
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen = {}
+
+    class Fake(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            return
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.update(path=self.path, body=body)
+            reply = json.dumps({"choices": [{"message": {"content": "Score: 0.8"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+    server = HTTPServer(("127.0.0.1", 0), Fake)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        llm = {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1", "model": "m"}
+        verdict = run_judge(judge(kind="llm", metric="helpfulness"), {"output": "an answer"},
+                            item_input="a question", expected="be helpful", llm=llm)
+        assert verdict.score == 0.8 and verdict.metric == "helpfulness"
+        assert seen["path"] == "/v1/chat/completions" and seen["body"]["model"] == "m"
+        assert "an answer" in seen["body"]["messages"][1]["content"]
+        dead = {"base_url": "http://127.0.0.1:9/v1"}
+        failed = run_judge(judge(kind="llm"), {"output": "x"}, llm=dead)
+        assert failed.score is None and "llm judge failed" in failed.reason
+    finally:
+        server.shutdown()
+        server.server_close()
