@@ -34,6 +34,9 @@ from neens_action.world import World
 # mode -> "module:function" building its ModePlan. Other helpers add their modes here.
 MODES: dict[str, str] = {
     "run": "neens_action.ci:plan_run",
+    "push": "neens_action.ci_modes:plan_push",
+    "stress": "neens_action.ci_modes:plan_stress",
+    "sweep": "neens_action.ci_modes:plan_sweep",
 }
 
 # Variables the agents and the install command never need to see.
@@ -130,11 +133,13 @@ def _flag_to_input(message: str) -> tuple[str, str]:
 
 def plan_run(ctx: CiContext) -> ModePlan:
     """``mode: run``: the pull flow (``neens eval run``) with the action's inputs."""
+    from neens_action import ci_modes
     from neens_action.client import NeensClient
     from neens_action.flows.pull import run_pull
     from neens_action.settings import EvalRunSettings
 
     inp = ctx.inputs
+    ci_modes.check_mode_inputs(ctx, "run")
     if not inp.get("command"):
         raise InputError("command", "is required for mode run: your agent command, run once "
                                     "per item (e.g. python -m my_agent)")
@@ -148,9 +153,11 @@ def plan_run(ctx: CiContext) -> ModePlan:
     if not run_id and not create:
         raise InputError("run-id", "nothing to run: set run-id, or set dataset (create: auto "
                                    "then creates the run)")
-    if create and not inp.get("dataset"):
+    policy = ci_modes.policy_from_inputs(ctx)  # gate-policy + the override inputs
+    declared = ci_modes.declares_gates(policy)
+    if create and not inp.get("dataset") and not inp.get("gates") and not declared:
         raise InputError("dataset", "is required to create a run (or set run-id to drive an "
-                                    "existing one)")
+                                    "existing one, or gates to run eval gates)")
     settings = EvalRunSettings(
         base_url=inp.get("base-url", ""), api_key=inp.get("api-key"),
         project_id=ctx.environ.get("NEENS_PROJECT_ID") or None,
@@ -158,10 +165,11 @@ def plan_run(ctx: CiContext) -> ModePlan:
         dataset_version_id=inp.get("dataset-version-id"),
         version_label=inp.get("version-label"), name=inp.get("name"),
         baseline=inp.get("baseline"), max_regressions=inp.get("max-regressions"),
-        min_pass_rate=inp.get("min-pass-rate"), gate_policy=inp.get("gate-policy"),
+        min_pass_rate=inp.get("min-pass-rate"), gate_policy=ci_modes.policy_path(ctx),
         command=list(inp["command"]), timeout=inp.get("timeout"),
         concurrency=inp.get("concurrency", 1), poll_interval=inp.get("poll-interval", 5.0),
         poll_timeout=inp.get("poll-timeout", 1800.0), no_gate=bool(inp.get("no-gate")),
+        gates=inp.get("gates"), **ci_modes.override_values(inp),
     )
     if settings.create and not settings.version_label:
         from neens_action import provenance
@@ -169,18 +177,9 @@ def plan_run(ctx: CiContext) -> ModePlan:
         short = provenance.resolve(ctx.environ).short_sha
         settings.version_label = short or None
     try:
-        settings.validate()
+        settings.validate(declared_gates=declared)
     except UsageError as exc:
-        name, text = _flag_to_input(str(exc))
-        raise InputError(name, text.removeprefix(f"{name} ").strip()) from None
-    policy = None
-    if settings.gate_policy or settings.overrides:
-        from neens_action.policy import build_policy
-
-        try:
-            policy = build_policy(settings.gate_policy, settings.overrides)
-        except UsageError as exc:
-            raise InputError("gate-policy", str(exc)) from None
+        raise ci_modes.as_input_error(exc) from None
     client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
                          timeout=settings.request_timeout, retries=settings.retries)
     return ModePlan(

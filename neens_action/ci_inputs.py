@@ -15,6 +15,7 @@ added later (push, sweep, ...) add their inputs to :data:`INPUTS` (or register t
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import shlex
@@ -40,7 +41,7 @@ class InputError(UsageError):
 @dataclass(frozen=True)
 class Input:
     name: str
-    kind: str  # str script secret bool auto-bool int float choice words path url
+    kind: str  # str script secret bool auto-bool int float choice words list path url
     default: str = ""
     help: str = ""
     choices: tuple[str, ...] = ()
@@ -171,6 +172,10 @@ def parse_value(spec: Input, text: str) -> Any:
             raise InputError(spec.name, f"must be one of {', '.join(spec.choices)}, got "
                                         f"{text[:40]!r}")
         return text.lower()
+    if spec.kind == "list":
+        if any(ord(c) < 32 and c not in "\t\n\r" for c in text):
+            raise InputError(spec.name, "must not contain control characters")
+        return [part for part in re.split(r"[,\s]+", text) if part] or None
     if spec.kind == "words":
         try:
             words = shlex.split(text)
@@ -229,5 +234,16 @@ def markdown_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+# Mode modules register their own inputs on import: load them here, so the table is whole
+# wherever it is read (parse_inputs, the docs table, action.yml checks). A module listed here
+# must not import neens_action.ci at module level (ci imports this module first).
+MODE_INPUT_MODULES = ("neens_action.ci_modes",)
+for _module in MODE_INPUT_MODULES:
+    importlib.import_module(_module)
+
+
 if __name__ == "__main__":  # pragma: no cover - `python -m neens_action.ci_inputs` prints the table
-    print(markdown_table(), end="")
+    # The modules above registered into neens_action.ci_inputs, not into this __main__ copy.
+    from neens_action.ci_inputs import markdown_table as _table
+
+    print(_table(), end="")

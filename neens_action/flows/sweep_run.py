@@ -47,7 +47,6 @@ from neens_action.world import World
 
 START_ATTEMPTS = 3
 START_WAITS = (1.0, 2.0)
-CANCEL_TIMEOUT = 5.0
 KEEP_FAILED_OUTPUTS = 20  # captured output tails kept (failures only; memory stays bounded)
 _RUNNER_ITEM_LINE = re.compile(r"^item\s+\d+/\d+ \[")  # the runner's own per-item line
 
@@ -130,13 +129,12 @@ def plan(runs: list[ChildRun]) -> list[tuple[ChildRun, int]]:
     return order
 
 
-def _quick(client: Any, timeout: float) -> Any:
-    """The same client without retries and with a short deadline (signal path, /start loop)."""
+def _no_retries(client: Any) -> Any:
+    """The same client (same session) without its own retries: the /start loop retries
+    (3 attempts, 1 s then 2 s), so a transient error is not retried twelve times."""
     clone = copy.copy(client)
-    with contextlib.suppress(AttributeError, TypeError):
+    with contextlib.suppress(AttributeError):
         clone.retries = 0
-        clone.timeout = min(float(client.timeout), timeout)
-        clone.connect_timeout = min(float(client.connect_timeout), timeout)
     return clone
 
 
@@ -279,7 +277,7 @@ class _Drive:
             log(f"  WARNING: {warning}")
         remaining = {run.run_id: len(run.items) for run in runs}
         done, kept = [0], [0]
-        self.starter = Starter(_quick(self.client, 30.0), self.world, p.start_waits,
+        self.starter = Starter(_no_retries(self.client), self.world, p.start_waits,
                                self._failed_start)
 
         def on_result(job: Job, inv: Invocation) -> None:
@@ -361,7 +359,7 @@ class _Drive:
         if not self.outcome.sweep_id:
             return
         try:
-            answer = _quick(self.client, CANCEL_TIMEOUT).cancel_sweep(self.outcome.sweep_id)
+            answer = self.client.cancel_sweep(self.outcome.sweep_id, quick=True)
             if answer is None:  # 409: it had already finished
                 self.world.log(f"Sweep {self.outcome.sweep_id} had already finished")
                 return

@@ -107,6 +107,7 @@ class WatchLoop:
             sleep=world.clock.sleep, debounce=opts.debounce,
         )
         self.agent_writes = AgentWriteFilter()
+        self._announced: set[str] = set()  # agent-written paths already reported
         self.previous: IterationResult | None = None  # the iteration before this one
         self.last_scored: IterationResult | None = None  # the last one with verdicts
         self.outcome: Outcome | None = None  # the in-flight iteration's outcome
@@ -143,11 +144,13 @@ class WatchLoop:
         """Saves made during iteration ``number`` give one follow-up; else wait for a save."""
         during = self.watcher.poll()
         kept, ignored = self.agent_writes.during_run(during)
-        if ignored:
-            shown = ", ".join(ignored[:3]) + (f" (+{len(ignored) - 3} more)"
-                                              if len(ignored) > 3 else "")
-            self.world.log(f"  ignoring during-run changes to {shown}: written by the agent "
-                           "in two consecutive iterations")
+        new = [p for p in ignored if p not in self._announced]
+        if new:  # said once per path, not on every iteration
+            self._announced.update(new)
+            shown = ", ".join(watch_diff.one_line(p, 120) for p in new[:3])
+            more = f" (+{len(new) - 3} more)" if len(new) > 3 else ""
+            self.world.log(f"  ignoring during-run changes to {shown}{more}: written by the "
+                           "agent in two consecutive iterations")
         if kept:
             self.world.log(f"  {len(kept)} file(s) changed during iteration {number}: "
                            "one follow-up run")

@@ -49,10 +49,13 @@ def _parse_kinds(text: str) -> tuple[str, ...]:
               help="Faults to pick from: 500, 429, drop, stall.")
 @click.option("--push-async", is_flag=True, default=False,
               help="POST /run answers 'running' and calls the agent in the background.")
+@click.option("--finish-on-ingest", is_flag=True, default=False,
+              help="Inline queue: a run whose every item was captured finishes without "
+                   "/start (a later /start answers 409).")
 def serve_command(
     host: str, port: int, db_path: str, seed_path: str, api_key: str | None, grace: float,
     score_delay: float, chaos: float, chaos_seed: int | None, chaos_kinds: str,
-    push_async: bool,
+    push_async: bool, finish_on_ingest: bool,
 ) -> int:
     """Serve the Neens API (and the OTLP receiver at /v1/traces) from a SQLite file."""
     from neens_action.sandbox.app import build_server
@@ -75,7 +78,8 @@ def serve_command(
     if Path(db_path).parent and not Path(db_path).parent.exists():
         raise UsageError(f"--db: directory {Path(db_path).parent} does not exist")
     options = Options(grace=grace, score_delay=score_delay, push_async=push_async,
-                      chaos=chaos, chaos_seed=chaos_seed, chaos_kinds=kinds)
+                      chaos=chaos, chaos_seed=chaos_seed, chaos_kinds=kinds,
+                      finish_on_ingest=finish_on_ingest)
     try:
         db = Database.open(db_path)
     except Exception as exc:

@@ -30,6 +30,7 @@ class Options:
     stall_s: float = 2.0
     output_cap: int = 4000  # characters of captured output kept per item
     push_concurrency: int = 4
+    finish_on_ingest: bool = False  # inline queue: a fully captured run finishes by itself
 
 
 @dataclass

@@ -15,6 +15,7 @@ Lifecycle
   start_run(ctx, run_id) -> dict                   E4 (409 when terminal; push runs: 409)
   cancel_run(ctx, run_id) -> dict                  E6 (409 when terminal)
   advance(ctx, run_id) -> None                     time-based transitions; call freely
+  finish_if_captured(ctx, run_id)                  (--finish-on-ingest) start a captured run
   finish_run(ctx, run_id) -> None                  score leftovers, set the terminal status
   record_session(ctx, run_id, item_id, session)    score a captured session (push or OTLP)
   record_error(ctx, run_id, item_id, error)        an item that could not be captured
@@ -45,7 +46,8 @@ from neens_action.sandbox.seed import create_dataset_version
 
 __all__ = [
     "TERMINAL", "advance", "cancel_run", "comparison_view", "create_dataset_version",
-    "create_run", "figures", "finish_run", "gate_view", "items_view", "load_run", "metrics_view",
+    "create_run", "figures", "finish_if_captured", "finish_run", "gate_view", "items_view",
+    "load_run", "metrics_view",
     "record_error", "record_session", "run_view", "start_run",
 ]
 
@@ -247,6 +249,22 @@ def advance(ctx: Context, run_id: str) -> None:
         finish_run(ctx, run_id)
 
 
+def finish_if_captured(ctx: Context, run_id: str) -> None:
+    """``--finish-on-ingest``: an awaiting pull run whose every item is done finishes now."""
+    with ctx.db.tx() as con:
+        pending = con.execute(
+            "SELECT COUNT(*) FROM run_items WHERE run_id = ? AND passed IS NULL AND error IS"
+            " NULL", (run_id,)).fetchone()[0]
+        cur = con.execute(
+            "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status ="
+            " 'awaiting_traces' AND runner_mode = 'runner' AND ? = 0", (ctx.now(), run_id,
+                                                                         pending))
+        if cur.rowcount != 1:
+            return
+    ctx.log(f"run {run_id} fully captured: finishing on ingest")
+    ctx.later(ctx.options.score_delay + 0.01, lambda: advance(ctx, run_id))
+
+
 def _spans_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
     from neens_action.sandbox.routes.traces import item_session  # owner of the spans table
 
@@ -264,7 +282,7 @@ def finish_run(ctx: Context, run_id: str) -> None:
         if session is not None:
             record_session(ctx, run_id, item["item_id"], session, allow_terminal=True)
         else:
-            record_error(ctx, run_id, item["item_id"], NO_TRACE)
+            record_error(ctx, run_id, item["item_id"], NO_TRACE, if_pending=True)
     with ctx.db.tx() as con:
         run, items = load_run(ctx, run_id)
         if run["status"] in TERMINAL:
@@ -317,11 +335,13 @@ def record_session(ctx: Context, run_id: str, item_id: str, session: dict[str, A
 
 
 def record_error(ctx: Context, run_id: str, item_id: str, error: str,
-                 session: dict[str, Any] | None = None) -> None:
+                 session: dict[str, Any] | None = None, *, if_pending: bool = False) -> None:
+    """Mark an item unscored with ``error`` (``if_pending``: only if nothing landed yet)."""
+    guard = " AND passed IS NULL AND error IS NULL AND session IS NULL" if if_pending else ""
     with ctx.db.tx() as con:
         con.execute(
             "UPDATE run_items SET error = ?, passed = NULL, score = NULL, session = ?,"
-            " scored_at = ? WHERE run_id = ? AND item_id = ?",
+            " scored_at = ? WHERE run_id = ? AND item_id = ?" + guard,
             (error, dumps(session) if session else None, ctx.now(), run_id, item_id),
         )
 

@@ -81,6 +81,7 @@ def test_regressing_candidate_fails_the_step_with_exit_1(lab, image, e2e_sandbox
     assert rc == 0, log[-5000:]  # the workflow's own check step passed
     assert "E2E-CHECKED failure exit-code=1" in log, log[-5000:]
     assert "Failure - Main Neens eval gate" in log, log[-5000:]
+    assert "::error title=Neens gate" in log, log[-5000:]  # the failed gate is annotated
     outputs = act_outputs(log)
     assert outputs.get("exit-code") == "1", outputs
     assert outputs.get("verdict") == "blocked", outputs

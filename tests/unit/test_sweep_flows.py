@@ -61,7 +61,7 @@ class FakeClient:
         self._maybe_fail("comparison")
         return self.comparison
 
-    def cancel_sweep(self, sweep_id):
+    def cancel_sweep(self, sweep_id, quick=False):
         self.calls.append(("cancel", sweep_id))
 
 

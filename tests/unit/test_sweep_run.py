@@ -51,6 +51,7 @@ class RunClient:
         self.timeout = 30.0
         self.connect_timeout = 10.0
         self.retries = 3
+        self.start_retries: list[int] = []  # shared with copies of this client
         self.gets = 0
 
     def _rec(self, *call):
@@ -76,6 +77,7 @@ class RunClient:
 
     def start_run(self, run_id):
         self._rec("start", run_id)
+        self.start_retries.append(self.retries)
         errors = self.start_errors.get(run_id)
         if errors:
             raise errors.pop(0)
@@ -85,7 +87,7 @@ class RunClient:
         self._rec("comparison", sweep_id, bar, baseline_arm)
         return self.comparison
 
-    def cancel_sweep(self, sweep_id):
+    def cancel_sweep(self, sweep_id, quick=False):
         self._rec("cancel", sweep_id)
         return {**self.sweep, "status": "cancelled"}
 
@@ -209,6 +211,7 @@ def test_start_retries_transient_then_409_style_success():
     out = run_flow(client, params(), world=w, runner_factory=factory())
     assert out.exit_code == 0
     assert client.names("start") == ["ppr_a1"] * 3
+    assert client.start_retries == [0, 0, 0] and client.retries == 3  # only our loop retries
     assert "retrying in 0.01s (attempt 2/3)" in w.err.getvalue()
 
 

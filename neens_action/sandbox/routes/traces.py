@@ -134,6 +134,8 @@ def ingest(req: Request) -> Response:
                 runs_api.record_session(ctx, run_id, item_id, session)
                 touched.add(run_id)
     for run_id in touched:
+        if ctx.options.finish_on_ingest:
+            runs_api.finish_if_captured(ctx, run_id)
         runs_api.advance(ctx, run_id)
     message = "; ".join(sorted(set(reasons)))[:500]
     return Response(200, otlp.encode_response(resp_type, rejected, message),

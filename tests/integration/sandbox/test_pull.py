@@ -197,3 +197,18 @@ def test_correlation_keys_as_span_attributes(sandbox):
     item = sandbox.get(f"/preprod-evals/{run['id']}").json()["items"][0]
     assert item["passed"] is True and item["latencyMs"] == 8.0
     assert item["costUsd"] is None  # no model, no usage: unpriced, never $0
+
+
+def test_finish_on_ingest_option(tmp_path):
+    sb = start_sandbox(tmp_path, extra=["--finish-on-ingest"])
+    try:
+        run = create(sb, {**DS, "name": "f", "version_label": "v1"})
+        items = items_of(sb, run["id"])
+        replay(sb, run["id"], items[:5])
+        assert sb.get(f"/preprod-evals/{run['id']}").json()["status"] == "awaiting_traces"
+        replay(sb, run["id"], items[5:])
+        done = wait_terminal(sb, run["id"])
+        assert done["status"] == "completed" and done["aggregate"]["passed"] == 6
+        assert sb.post(f"/preprod-evals/{run['id']}/start").status_code == 409
+    finally:
+        sb.stop()

@@ -1,0 +1,396 @@
+"""Sharding one run across CI jobs: create once, replay in shares, finish once (issue 10).
+
+The CI engine is the cluster. Three steps, each a separate process (a GitHub matrix leg, a
+GitLab ``parallel:`` job):
+
+1. ``neens eval run --create --only-create ...`` creates the run and prints its id
+   (:func:`run_create_only`; nothing is replayed, nothing started).
+2. ``neens eval run --run-id ID --shard I/N -- CMD`` replays only this job's share of the
+   frozen items and does NOT start the run (:func:`run_shard`; ``--shard`` implies
+   ``--no-start``; ``--no-start`` alone replays every item without starting).
+3. ``neens eval run --run-id ID --finish`` checks that every item has a trace, then starts,
+   polls, gates and reports like ``eval run`` (:func:`run_finish`). When traces for some
+   items never arrived it refuses (exit 2), naming them, and leaves the run waiting so the
+   missing shard can be re-run.
+
+Assignment (:func:`shard_items`) is stable and balanced: the run's items are ordered by the
+SHA-256 of their item id and dealt round-robin, so shard ``I`` of ``N`` gets the items at
+positions ``I-1, I-1+N, ...`` of that order. Every job sees the same frozen item set, so
+the shares are disjoint and cover every item whatever order the server lists them in, and
+they differ in size by at most one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from neens_action import provenance
+from neens_action.errors import Interrupted, NeensError, RunError, UsageError
+from neens_action.flows.common import TERMINAL_RUN, poll_delays, poll_run
+from neens_action.flows.pull import (
+    collect_verdict,
+    create_body,
+    create_run,
+    fetch_items,
+    item_jobs,
+    note_run,
+    run_agents,
+    warn_otlp,
+)
+from neens_action.outcome import Outcome
+from neens_action.world import World
+
+MAX_SHARDS = 1000
+MAX_NAMED = 10  # missing items named in the refusal line
+CAPTURE_WAIT = 10.0  # seconds --finish re-checks for traces still being ingested
+_SHARD = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
+_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "id")
+
+
+# -- assignment ----------------------------------------------------------------------------------
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``; raises UsageError unless ``1 <= I <= N <= 1000``."""
+    match = _SHARD.match(text or "")
+    if not match:
+        raise UsageError(f"--shard must be I/N (this job's share, 1-based), e.g. 2/4; got "
+                         f"{str(text)[:40]!r}")
+    index, total = int(match.group(1)), int(match.group(2))
+    if total < 1 or total > MAX_SHARDS:
+        raise UsageError(f"--shard {index}/{total}: N must be between 1 and {MAX_SHARDS}")
+    if index < 1 or index > total:
+        raise UsageError(f"--shard {index}/{total}: I must be between 1 and {total} "
+                         "(shards are numbered from 1)")
+    return index, total
+
+
+def _rank(item_id: str) -> bytes:
+    return hashlib.sha256(item_id.encode("utf-8", errors="surrogatepass")).digest()
+
+
+def shard_items(items: Sequence[Mapping[str, Any]], index: int,
+                total: int) -> list[Mapping[str, Any]]:
+    """Shard ``index`` of ``total`` (1-based) of ``items`` (rows with ``item_id``), in the
+    server's replay order. See the module docstring for the assignment rule."""
+    if total <= 1:
+        return list(items)
+    order = sorted(range(len(items)),
+                   key=lambda k: (_rank(str(items[k]["item_id"])), str(items[k]["item_id"]), k))
+    mine = set(order[index - 1::total])
+    return [row for k, row in enumerate(items) if k in mine]
+
+
+# -- flags -----------------------------------------------------------------------------------
+
+
+def check_flags(settings: Any) -> None:
+    """Usage checks for --shard / --no-start / --finish / --only-create (before any request).
+
+    Sets ``settings.shard_index`` / ``shard_total`` from ``--shard`` and turns on
+    ``no_start`` when a shard is given.
+    """
+    shard = getattr(settings, "shard", None)
+    finish = bool(getattr(settings, "finish", False))
+    only_create = bool(getattr(settings, "only_create", False))
+    if shard is not None:
+        settings.shard_index, settings.shard_total = parse_shard(shard)
+        settings.no_start = True
+    no_start = bool(getattr(settings, "no_start", False))
+    if finish:
+        other = ("--shard" if shard is not None else "--no-start" if no_start
+                 else "--only-create" if only_create else None)
+        if other:
+            raise UsageError(f"--finish cannot be combined with {other}: shard jobs replay, "
+                             "one final job finishes")
+        if not settings.run_id:
+            raise UsageError("--finish needs --run-id ID (the run the shard jobs replayed)")
+        if settings.command:
+            raise UsageError("--finish runs no agent: drop the command after '--'")
+        return
+    if only_create:
+        if no_start:
+            raise UsageError("--only-create cannot be combined with "
+                             f"{'--shard' if shard is not None else '--no-start'}: create the "
+                             "run in one job, replay it with --run-id ID --shard I/N in others")
+        if settings.run_id:
+            raise UsageError("--only-create creates a run: it cannot be combined with --run-id")
+        if not settings.creates_run:
+            raise UsageError("--only-create needs --create --dataset ID --version-label LABEL "
+                             "(or --gates)")
+        if settings.command:
+            raise UsageError("--only-create runs no agent: drop the command after '--'")
+        return
+    if shard is not None and not settings.run_id:
+        raise UsageError("--shard needs --run-id ID: create the run once with --create "
+                         "--only-create, then give its id to every shard job")
+
+
+def needs_command(settings: Any) -> bool:
+    """False for --finish and --only-create (they run no agent)."""
+    return not (getattr(settings, "finish", False) or getattr(settings, "only_create", False))
+
+
+def resume_command(run_id: str, *, shard: tuple[int, int] | None = None,
+                   command: Sequence[str] | str | None = None) -> str:
+    """The command that continues a run: a shard re-run, or the finish."""
+    if command is None:
+        return f"neens eval run --run-id {shlex.quote(run_id)} --finish"
+    cmd = command if isinstance(command, str) else shlex.join(command)
+    where = f"--shard {shard[0]}/{shard[1]}" if shard and shard[1] > 1 else "--no-start"
+    return f"neens eval run --run-id {shlex.quote(run_id)} {where} -- {cmd}"
+
+
+def _cancel_ours(client: Any, outcome: Outcome, world: World) -> None:
+    if outcome.run_id and outcome.extra.get("created"):
+        try:
+            client.cancel_run(outcome.run_id, quick=True)
+            world.log(f"neens: cancelled run {outcome.run_id}")
+        except (NeensError, KeyboardInterrupt) as exc:
+            world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")
+
+
+def _interrupted(outcome: Outcome, world: World) -> None:
+    outcome.interrupted = True
+    outcome.error = "interrupted (SIGINT/SIGTERM): agent processes were killed"
+    world.log("neens: interrupted: agent processes killed")
+
+
+# -- create --------------------------------------------------------------------------------------
+
+
+def run_create_only(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+    """``--create --only-create``: E1 and nothing else. The run waits for its shards."""
+    outcome = Outcome(mode="create", base_url=client.base_url, enforced=not settings.no_gate)
+    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
+                              pr_number=settings.pr_number, pr_url=settings.pr_url,
+                              repo=settings.repo)
+    body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
+    try:
+        outcome.run = create_run(client, body, world=world, outcome=outcome)
+        outcome.extra["version_label"] = body["version_label"]
+        world.log(f"Run {outcome.run_id} waits for its traces: replay it with "
+                  f"--run-id {outcome.run_id} --shard I/N, then finish it with "
+                  f"{resume_command(outcome.run_id)}")
+    except (Interrupted, KeyboardInterrupt):
+        _interrupted(outcome, world)
+        _cancel_ours(client, outcome, world)
+    except NeensError as exc:
+        outcome.error = outcome.error or str(exc)
+    return outcome
+
+
+# -- shard ---------------------------------------------------------------------------------------
+
+
+def run_shard(settings: Any, *, client: Any, world: World) -> Outcome:
+    """``--shard I/N`` (or ``--no-start``): replay this job's share; never start the run."""
+    index = int(getattr(settings, "shard_index", 1) or 1)
+    total = int(getattr(settings, "shard_total", 1) or 1)
+    outcome = Outcome(mode="shard", base_url=client.base_url, enforced=not settings.no_gate)
+    info: dict[str, Any] = {"index": index, "total": total, "items": 0, "totalItems": 0}
+    outcome.extra["shard"] = info
+    try:
+        run: Mapping[str, Any] | None
+        label = (settings.version_label or "").strip() or None
+        if settings.creates_run:  # --create --no-start: all items, one job
+            prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
+                                      branch=settings.branch, pr_number=settings.pr_number,
+                                      pr_url=settings.pr_url, repo=settings.repo)
+            body = create_body(settings, prov, None)
+            label = body["version_label"]
+            run = create_run(client, body, world=world, outcome=outcome)
+        else:
+            outcome.run_id = settings.run_id
+            run = client.get_run(outcome.run_id)
+            _check_replayable(run, outcome, world)
+        if label is None:
+            label = str(run.get("versionLabel") or "") if isinstance(run, Mapping) else ""
+            if not label:
+                msg = (f"run {outcome.run_id} has no version label: traces are tagged with an "
+                       "empty neens.version_label (pass --version-label)")
+                world.log(f"neens: warning: {msg}")
+                outcome.warnings.append(msg)
+        outcome.extra["version_label"] = label
+        items = fetch_items(client, outcome.run_id)
+        mine = shard_items(items, index, total)
+        info.update(items=len(mine), totalItems=len(items))
+        what = f"shard {index}/{total}" if total > 1 else "all items"
+        if not mine:
+            world.log(f"Nothing to replay in {what}: run {outcome.run_id} has {len(items)} "
+                      f"item(s) for {total} shards")
+            return outcome
+        warn_otlp(world, client.base_url, outcome)
+        world.log(f"Replaying {what}: {len(mine)} of {len(items)} item(s) of run "
+                  f"{outcome.run_id} with concurrency={settings.concurrency} "
+                  f"(version={label!r}); the run is not started")
+        jobs = item_jobs(mine, run_id=outcome.run_id, version_label=label,
+                         base_env=world.environ)
+        del items, mine
+        outcome.invocations = run_agents(settings.command, jobs, world=world,
+                                         timeout=settings.timeout,
+                                         concurrency=settings.concurrency,
+                                         output_cap=settings.output_cap)
+        ok = sum(1 for inv in outcome.invocations if inv.ok)
+        world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
+        if ok == 0:
+            first = next((inv.error or f"rc={inv.returncode}" for inv in outcome.invocations),
+                         "")
+            outcome.error = (f"every agent invocation of {what} failed (first: {first}); "
+                             "fix the command, then re-run this job")
+        else:
+            world.log(f"When every shard is done, finish the run with: "
+                      f"{resume_command(outcome.run_id)}")
+    except (Interrupted, KeyboardInterrupt):
+        _interrupted(outcome, world)
+        if outcome.extra.get("created"):
+            _cancel_ours(client, outcome, world)
+        elif outcome.run_id:
+            world.log(f"neens: run {outcome.run_id} was left as is; re-run this share with: "
+                      + resume_command(outcome.run_id, shard=(index, total),
+                                       command=settings.command))
+    except NeensError as exc:
+        outcome.error = outcome.error or str(exc)
+    return outcome
+
+
+def _check_replayable(run: Any, outcome: Outcome, world: World) -> None:
+    status = run.get("status") if isinstance(run, Mapping) else None
+    if status in TERMINAL_RUN:
+        raise RunError(f"run {outcome.run_id} is already {status}: it takes no more traces "
+                       "(create a new run)")
+    if status == "running":
+        msg = (f"run {outcome.run_id} was already started: items whose traces arrive after "
+               "scoring ends count as unscored")
+        world.log(f"neens: warning: {msg}")
+        outcome.warnings.append(msg)
+
+
+# -- finish --------------------------------------------------------------------------------------
+
+
+def item_id_of(row: Mapping[str, Any]) -> str | None:
+    for key in _ITEM_KEYS:
+        value = row.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value != {} and value != [] and value != ""
+
+
+def is_captured(row: Mapping[str, Any]) -> bool:
+    """Whether the server holds a trace for this run item (``captured`` when it says so;
+    else a score, an output, a latency or scores imply a captured trace)."""
+    if isinstance(row.get("captured"), bool):
+        return bool(row["captured"])
+    if row.get("passed") is not None:
+        return True
+    return any(_present(row.get(k)) for k in ("output", "latencyMs", "scores"))
+
+
+def missing_items(run: Mapping[str, Any]) -> list[str] | None:
+    """Ids of items without a trace; None when the run object lists no items."""
+    rows = run.get("items")
+    if not isinstance(rows, list):
+        return None
+    missing = []
+    for row in rows:
+        if isinstance(row, Mapping) and not is_captured(row):
+            missing.append(item_id_of(row) or "?")
+    return missing
+
+
+def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
+    named = ", ".join(missing[:MAX_NAMED])
+    more = f" and {len(missing) - MAX_NAMED} more" if len(missing) > MAX_NAMED else ""
+    return (f"{len(missing)} of {total} item(s) of run {run_id} have no trace, so the run was "
+            f"not started: {named}{more}. Did every shard job run and export its traces? "
+            f"Re-run the shard(s) that own them, then {resume_command(run_id)}")
+
+
+def wait_for_capture(client: Any, run: Mapping[str, Any], *, world: World,
+                     budget: float) -> tuple[Mapping[str, Any], list[str] | None]:
+    """Re-read the run for up to ``budget`` s while items still lack a trace (ingestion may
+    lag the shard jobs); returns the last run object and its missing items."""
+    clock = world.clock
+    deadline = clock.monotonic() + budget
+    delays = poll_delays(2.0)
+    missing = missing_items(run)
+    while missing and run.get("status") == "awaiting_traces":
+        remaining = deadline - clock.monotonic()
+        if remaining <= 0:
+            break
+        clock.sleep(min(next(delays), remaining))
+        run = client.get_run(str(run.get("id") or "")) or run
+        missing = missing_items(run)
+    return run, missing
+
+
+def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+    """``--run-id ID --finish``: check every item has a trace, start, poll, gate."""
+    outcome = Outcome(mode="finish", base_url=client.base_url, enforced=not settings.no_gate)
+    outcome.run_id = settings.run_id
+    if policy is not None:
+        outcome.policy_identity = policy.identity()
+    try:
+        run = client.get_run(outcome.run_id)
+        if not isinstance(run, Mapping) or not run:
+            raise RunError(f"run {outcome.run_id}: the server returned no run object")
+        run = {**run, "id": run.get("id") or outcome.run_id}
+        status = run.get("status")
+        total = run.get("total") if isinstance(run.get("total"), int) else None
+        if status == "awaiting_traces":
+            run, missing = wait_for_capture(client, run, world=world,
+                                            budget=min(CAPTURE_WAIT, settings.poll_timeout))
+            if missing is None:
+                msg = ("the server does not list the run's items, so traces could not be "
+                       "checked before starting")
+                world.log(f"neens: warning: {msg}")
+                outcome.warnings.append(msg)
+            elif missing and run.get("status") == "awaiting_traces":
+                outcome.extra["missing_items"] = list(missing)
+                rows = run.get("items")
+                raise RunError(_describe_missing(outcome.run_id, missing,
+                                                 len(rows) if isinstance(rows, list)
+                                                 else total or len(missing)))
+            else:
+                world.log(f"Every item of run {outcome.run_id} has a trace")
+        elif status in TERMINAL_RUN:
+            world.log(f"Run {outcome.run_id} is already {status}: fetching its verdict")
+        elif status != "running":
+            raise RunError(f"run {outcome.run_id} has status {str(status)[:40]!r}: "
+                           "only a run awaiting traces can be finished")
+        outcome.extra["started"] = True
+        if status not in TERMINAL_RUN:
+            if status == "awaiting_traces":
+                world.log("Starting run (POST /start) ...")
+                client.start_run(outcome.run_id)
+            world.log("Waiting for scoring to complete ...")
+            run = poll_run(client, outcome.run_id, world=world,
+                           interval=settings.poll_interval, timeout=settings.poll_timeout)
+        outcome.run = dict(run)
+        note_run(outcome.run, outcome, world)
+        if outcome.run.get("status") == "failed":
+            detail = outcome.run.get("error") or outcome.run.get("detail")
+            outcome.error = f"run {outcome.run_id} ended with status 'failed'" + (
+                f": {detail}" if isinstance(detail, str) and detail else "")
+        collect_verdict(client, outcome, world=world, policy=policy)
+    except (Interrupted, KeyboardInterrupt):
+        outcome.interrupted = True
+        outcome.error = "interrupted (SIGINT/SIGTERM)"
+        world.log(f"neens: interrupted: run {outcome.run_id} was left as is; finish it later "
+                  f"with: {resume_command(outcome.run_id)}")
+    except NeensError as exc:
+        outcome.error = outcome.error or str(exc)
+    return outcome
+
+
+__all__ = ["check_flags", "is_captured", "missing_items", "needs_command", "parse_shard",
+           "resume_command", "run_create_only", "run_finish", "run_shard", "shard_items"]
