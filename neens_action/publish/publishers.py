@@ -257,6 +257,10 @@ class GitLabPublisher(FilesPublisher):
                 "NEENS_PASS_RATE": outputs["pass-rate"],
                 "NEENS_REGRESSIONS": outputs["regressions"],
             }
+            for key, name in (("NEENS_SWEEP_ID", "sweep-id"), ("NEENS_WINNER", "winner"),
+                              ("NEENS_SUITE_ID", "suite-id")):
+                if name in outputs:  # mode sweep / stress outputs
+                    values[key] = outputs[name]
             try:
                 write_dotenv(self.config.dotenv_file, values)
             except OSError as exc:
