@@ -122,8 +122,9 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def report(results: list[Result], starts: dict[str, float], items: int,
            concurrency: int) -> None:
+    load = f", load avg {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     print(f"\npull benchmark: {items} items, concurrency {concurrency}, fast stdlib agent, "
-          f"one sandbox, {os.cpu_count()} CPU(s)")
+          f"one sandbox, {os.cpu_count()} CPU(s){load}")
     head = ["runner", "exit", "agents", "wall", "last item -> verdict", "peak RSS runner",
             "peak RSS tree", "--version"]
     rows = [head]

@@ -131,7 +131,9 @@ def decide(outcome: Any) -> tuple[int, str]:
 def build(outcome: Any) -> Any:
     from neens_action.report.sweep import build_sweep_report
 
-    return build_sweep_report(as_sweep(outcome))
+    report = build_sweep_report(as_sweep(outcome))
+    report.outputs["run-id"] = ""  # a sweep has child runs, not one run: see sweep-id
+    return report
 
 
 def to_json(outcome: Any, report: Any) -> dict[str, Any]:
