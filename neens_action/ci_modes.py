@@ -116,15 +116,18 @@ def as_input_error(exc: UsageError, name: str | None = None) -> InputError:
 
     def swap(m: re.Match[str]) -> str:
         nonlocal first
-        flag = FLAG_ALIASES.get(m.group(1), m.group(1))
-        if flag in names:
-            first = first or flag
-            return flag
+        flag = m.group(1)
+        target = FLAG_ALIASES.get(flag, flag)
+        if target in names:
+            first = first or target
+            return flag  # "--arm" reads "arm" in the sentence; the line names "arms"
         return m.group(0)
 
     text = re.sub(r"--([a-z][a-z-]*)", swap, str(exc))
     name = name or first or "inputs"
-    return InputError(name, text.removeprefix(f"{name} ").strip() or text)
+    for prefix in (f"{name}: ", f"{name} "):
+        text = text.removeprefix(prefix)
+    return InputError(name, text.strip() or str(exc))
 
 
 def explicitly_set(environ: Mapping[str, str], name: str) -> bool:
@@ -264,6 +267,13 @@ def plan_stress(ctx: CiContext) -> ModePlan:
     if not inp.get("suite-id") and not inp.get("failure-modes"):
         raise InputError("failure-modes", "is required for mode stress: the failure modes to "
                                           "attack (ids), or set suite-id to reuse a suite")
+    fresh = [n for n in ("failure-modes", "per-mode", "strategies") if inp.get(n)]
+    if inp.get("suite-id") and fresh:
+        raise InputError(fresh[0], "only applies to a new suite: suite-id reuses a generated "
+                                   "one as it is (drop one of them)")
+    if any(s.lower() == "replay" for s in inp.get("strategies") or []):
+        raise InputError("strategies", "replay is always on: strategies picks among "
+                                       "paraphrase, escalate, boundary")
     command, conn = inp.get("command"), inp.get("agent-connection")
     if command and conn:
         raise InputError("agent-connection", "and command exclude each other: command runs "

@@ -84,7 +84,8 @@ def push_sweep(client: Any, plan: SweepPlan, *, world: World) -> SweepOutcome:
     out.comparison = decided.comparison
     out.exit_code, out.error = decided.exit_code, decided.error
     out.interrupted = decided.interrupted
-    out.warnings.extend(decided.warnings)
+    out.warnings.extend(w.replace("--require-winner", "require-winner")
+                        for w in decided.warnings)
     if out.interrupted:
         out.exit_code = EXIT_INTERRUPTED
     return out

@@ -82,10 +82,12 @@ def pass_rate(outcome: Outcome) -> float | None:
     return value
 
 
-def _baseline_facts(gate: dict[str, Any]) -> list[tuple[str, str]]:
+def _baseline_facts(gate: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, str]]:
     baseline = gate.get("baseline")
     if not isinstance(baseline, dict):
         return []
+    if not run.get("datasetId") and run.get("gates"):
+        return []  # a gates-only run is graded on the gates' thresholds (spec 4.1.4)
     facts = [("baseline", describe_baseline(baseline, baseline.get("resolution")))]
     matched, total = _int(baseline.get("matchedItems")), _int(baseline.get("totalItems"))
     if baseline.get("compared") is False:
@@ -257,7 +259,7 @@ def build_eval_report(outcome: Outcome) -> Report:
         report.facts = [("status", str(run.get("status") or "n/a")),
                         ("scored", f"{completed}/{total}"),
                         ("regressions", regressions_text(outcome))]
-        report.facts += _baseline_facts(gate)
+        report.facts += _baseline_facts(gate, outcome.run or {})
         gate_text = "PASSED" if gate_passed(outcome) is True else "FAILED"
         if not outcome.enforced:
             gate_text += "  (--no-gate: not enforced)"

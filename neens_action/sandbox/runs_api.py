@@ -105,6 +105,7 @@ def _item_view(item: dict[str, Any]) -> dict[str, Any]:
         "costUsd": s.get("costUsd"), "model": s.get("model"), "steps": s.get("steps"),
         "inputTokens": s.get("inputTokens"), "outputTokens": s.get("outputTokens"),
         "gateId": item["gate_id"],
+        "captured": item["session"] is not None,  # a complete trace (or push answer) is held
     }
 
 

@@ -8,6 +8,7 @@ error pages, truncated JSON and dropped connections) to see how the CLI copes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -82,10 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
             answer = answer()
         if answer.body == DROP:
             self.close_connection = True
-            try:
+            with contextlib.suppress(OSError):
                 self.connection.shutdown(2)
-            except OSError:
-                pass
             return
         data = answer.payload()
         self.send_response(answer.status)

@@ -67,6 +67,8 @@ def test_active_gates_pass(gates_sandbox):
     assert run["datasetId"] is None
     assert run["versionLabel"] == "0123456789ab"
     assert {row["gateId"] for row in doc["gates"]} == {"gate-refund", "gate-leak"}
+    # a gates-only run has no baseline: neither the create line nor the summary names one
+    assert "Baseline:" not in proc.stderr and "  baseline:" not in proc.stderr
 
 
 def test_active_gate_below_threshold_fails_the_build(gates_sandbox):

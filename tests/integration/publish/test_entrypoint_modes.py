@@ -287,3 +287,25 @@ def test_gitlab_push_sweep_writes_dotenv_with_sweep_id_and_winner(
                  (project / "neens.env").read_text(),
                  (project / "neens-result.json").read_text()):
         assert world.api_key not in text and GL_TOKEN not in text
+
+
+def test_the_input_table_is_whole_whichever_module_is_imported_first() -> None:
+    """Mode inputs are registered when ci_inputs is imported, on its own or via ci, and the
+    table generator (`python -m neens_action.ci_inputs`) prints them."""
+    probe = ("import sys; from neens_action import {first}; "
+             "from neens_action import ci_inputs; "
+             "print(sorted(i.name for i in ci_inputs.INPUTS))")
+    listings = []
+    for first in ("ci_inputs", "ci", "ci_modes"):
+        proc = subprocess.run([PY, "-c", probe.format(first=first)], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        listings.append(proc.stdout)
+    assert listings[0] == listings[1] == listings[2]
+    assert "'arms'" in listings[0] and "'agent-connection'" in listings[0]
+    table = subprocess.run([PY, "-m", "neens_action.ci_inputs"], capture_output=True,
+                           text=True, timeout=60, cwd=ROOT)
+    assert table.returncode == 0, table.stderr
+    doc = (ROOT / "docs" / "internals.md").read_text()
+    assert table.stdout in doc
+    assert "| `failure-modes` |" in table.stdout and "| `require-winner` |" in table.stdout
