@@ -37,6 +37,9 @@ MODES: dict[str, str] = {
     "push": "neens_action.ci_modes:plan_push",
     "stress": "neens_action.ci_modes:plan_stress",
     "sweep": "neens_action.ci_modes:plan_sweep",
+    "create": "neens_action.ci_shard:plan_create",
+    "shard": "neens_action.ci_shard:plan_shard",
+    "finish": "neens_action.ci_shard:plan_finish",
 }
 
 # Variables the agents and the install command never need to see.

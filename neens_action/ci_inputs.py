@@ -93,13 +93,22 @@ INPUTS: list[Input] = [
 _BY_NAME = {i.name: i for i in INPUTS}
 
 
+_BASE_COUNT = len(INPUTS)
+
+
 def register(*inputs: Input) -> None:
-    """Let a mode module add its inputs (or extra choices) without editing this table."""
+    """Let a mode module add its inputs (or extra choices) without editing this table.
+
+    A replaced input keeps its place; new ones follow the table above in name order, so
+    :data:`INPUTS` (and the docs table) do not depend on which module was imported first.
+    """
     for item in inputs:
         if item.name in _BY_NAME:
-            INPUTS.remove(_BY_NAME[item.name])
-        INPUTS.append(item)
+            INPUTS[INPUTS.index(_BY_NAME[item.name])] = item
+        else:
+            INPUTS.append(item)
         _BY_NAME[item.name] = item
+    INPUTS[_BASE_COUNT:] = sorted(INPUTS[_BASE_COUNT:], key=lambda i: i.name)
 
 
 def env_names(name: str) -> list[str]:
@@ -237,9 +246,10 @@ def markdown_table() -> str:
 # Mode modules register their own inputs on import: load them here, so the table is whole
 # wherever it is read (parse_inputs, the docs table, action.yml checks). A module listed here
 # must not import neens_action.ci at module level (ci imports this module first).
-MODE_INPUT_MODULES = ("neens_action.ci_modes",)
-for _module in MODE_INPUT_MODULES:
-    importlib.import_module(_module)
+MODE_INPUT_MODULES = ("neens_action.ci_modes", "neens_action.ci_shard")
+if __name__ != "__main__":  # as a script, the block below imports the real module instead
+    for _module in MODE_INPUT_MODULES:
+        importlib.import_module(_module)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m neens_action.ci_inputs` prints the table

@@ -54,7 +54,7 @@ INPUTS = (
           "LABEL=CONNECTION_ID (sweep-mode push)"),
     Input("sweep-mode", "choice", "runner", "mode sweep: runner (command runs per arm) | push "
           "(Neens calls each arm's connection)", choices=("runner", "push")),
-    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)", minimum=1, maximum=100),
+    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)", minimum=1),
     Input("bar", "float", "", "mode sweep: pass rate an arm must clear (0..1; default the "
           "sweep's gate, else the deployment's)", minimum=0, maximum=1),
     Input("budget-usd", "float", "", "mode sweep: Neens refuses the sweep when its estimate is "

@@ -4,8 +4,16 @@ One :class:`NeensClient` wraps a ``requests.Session``. Every call has a ``(conne
 timeout. Safe calls (every GET, and the idempotent POSTs ``/start``, ``/cancel``,
 ``/ci-result`` and sweep cancel) are retried on transport errors, 429 (honouring
 ``Retry-After``, capped) and 5xx, with exponential backoff and full jitter. Calls that
-create something (runs, sweeps, suites, push trigger, preview, launch, regenerate) are never
-retried: a lost response must not create a second run.
+create something (sweeps, suites, push trigger, preview, launch, regenerate) are never
+retried: a lost response must not create a second object.
+
+Creating a run (E1) is never repeated blindly either. It carries an ``Idempotency-Key``
+header. A refusal that did nothing (429, or a connection that was never made) is retried.
+When the outcome is unknown (a 5xx, a reset or a read timeout after the request left), the
+client looks the key up (``GET /preprod-evals?idempotency_key=K`` => ``{"runs": [...]}``):
+a run found is the answer; no run means nothing was created, so the create is sent again
+(same key); a server that cannot answer the lookup makes it an error that says the run may
+exist. Answers that should be JSON objects and are not (a list, a string) are errors too.
 
 Every failure is a :class:`~neens_action.errors.NeensApiError` whose message is one line:
 ``<METHOD> <path> failed: HTTP <status>: <server detail>``. The server's ``detail`` is read
@@ -16,11 +24,10 @@ header and never appears in a message or a ``repr``.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
-import re
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -30,12 +37,17 @@ from requests.auth import AuthBase
 
 from neens_action import __version__
 from neens_action.errors import NeensApiError
+from neens_action.http_util import (
+    STATUS_HINTS,
+    backoff_delay,
+    error_detail,
+    json_kind,
+    never_sent,
+    parse_retry_after,
+    transport_failure,
+)
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
-DETAIL_MAX = 200
-_TAG = re.compile(r"<[^>]*>")
-_SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 
 
 class _Bearer(AuthBase):
@@ -54,73 +66,6 @@ class _Bearer(AuthBase):
 
     def __repr__(self) -> str:
         return "_Bearer(***)"
-
-
-def backoff_delay(attempt: int, *, base: float = 0.5, cap: float = 8.0,
-                  rand: Callable[[float, float], float] = random.uniform) -> float:
-    """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**attempt))."""
-    return rand(0.0, min(cap, base * (2 ** max(0, attempt))))
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), else None."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when is None:
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
-        return None
-    return max(0.0, seconds)
-
-
-def error_detail(text: str, content_type: str = "") -> str:
-    """The server's ``detail`` from an error body: JSON ``detail``/``message``/``error``, or
-    at most 200 characters of the body's text with HTML removed."""
-    text = text or ""
-    stripped = text.strip()
-    if stripped.startswith(("{", "[")) or "json" in content_type.lower():
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-        found = _detail_from_json(data)
-        if found:
-            return _one_line(found)[:DETAIL_MAX * 2]
-    if "<" in stripped and ">" in stripped:
-        title = _TITLE.search(stripped)
-        body = _TAG.sub(" ", _SCRIPT.sub(" ", stripped))
-        stripped = _one_line(title.group(1)) if title and _one_line(title.group(1)) else body
-    line = _one_line(stripped)
-    return line[:DETAIL_MAX] + ("…" if len(line) > DETAIL_MAX else "")
-
-
-def _detail_from_json(data: Any) -> str:
-    if isinstance(data, dict):
-        for key in ("detail", "message", "msg", "error", "title"):
-            if key in data:
-                return _detail_from_json(data[key])
-        return ""
-    if isinstance(data, list):  # e.g. [{"loc": [...], "msg": "..."}]
-        parts = [_detail_from_json(x) for x in data[:3]]
-        return "; ".join(p for p in parts if p)
-    if isinstance(data, str):
-        return data
-    if data is None:
-        return ""
-    return str(data)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _q(value: str) -> str:
@@ -189,9 +134,11 @@ class NeensClient:
         timeout: float | None = None,
         conflict_ok: bool = False,
         retries: int | None = None,
+        idempotency_key: str | None = None,
     ) -> Any:
         """One API call. ``safe`` enables retries (``retries`` overrides the client's count);
-        ``conflict_ok`` turns a 409 into None."""
+        ``conflict_ok`` turns a 409 into None; ``idempotency_key`` makes a create safe to
+        retry the way the module docstring says (the answer is then a JSON object)."""
         url = self.base_url + path + (f"?{query}" if query else "")
         read = self.timeout if timeout is None else timeout
         tmo = (min(self.connect_timeout, read), read)
@@ -201,7 +148,10 @@ class NeensClient:
             clean = {k: v for k, v in body.items() if v is not None}
             data = json.dumps(clean, separators=(",", ":"), allow_nan=False).encode()
             headers["Content-Type"] = "application/json"
-        attempts = 1 + ((self.retries if retries is None else max(0, retries)) if safe else 0)
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        count = self.retries if retries is None else max(0, retries)
+        attempts = 1 + (count if safe or idempotency_key else 0)
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
@@ -210,6 +160,10 @@ class NeensClient:
                 )
             except requests.exceptions.RequestException as exc:
                 err = self._transport_error(method, path, exc, read)
+                if idempotency_key and not never_sent(exc):
+                    found = self._created_by(idempotency_key, err)
+                    if found is not None:
+                        return found
                 if last:
                     raise err from None
                 self._sleep(backoff_delay(attempt, rand=self._rand))
@@ -219,6 +173,11 @@ class NeensClient:
                 return self._decode(method, path, resp)
             if status == 409 and conflict_ok:
                 return None
+            if idempotency_key and status >= 500:
+                found = self._created_by(idempotency_key, self._status_error(method, path, resp))
+                if found is not None:
+                    resp.close()
+                    return found
             if (status == 429 or status >= 500) and not last:
                 wait = backoff_delay(attempt, rand=self._rand)
                 after = parse_retry_after(resp.headers.get("Retry-After"))
@@ -229,6 +188,40 @@ class NeensClient:
                 continue
             raise self._status_error(method, path, resp)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _created_by(self, key: str, err: NeensApiError) -> dict | None:
+        """After a create whose outcome is unknown: the run it made, or None when it made
+        none (so sending it again is safe). Raises when the server cannot tell."""
+        why = ""
+        try:
+            found = self.request("GET", "/preprod-evals",
+                                 query=f"idempotency_key={_q(key)}", safe=True)
+        except NeensApiError as exc:
+            found, why = None, f": {exc}"
+        runs = found.get("runs") if isinstance(found, dict) else None
+        if not isinstance(runs, list):
+            raise NeensApiError(
+                f"{err}; the run may have been created anyway and the server could not say "
+                f"(lookup by Idempotency-Key failed{why[:160]}), so it was not sent again: "
+                "check the runs in Neens before re-running",
+                status=err.status, detail=err.detail, method=err.method, path=err.path,
+            )
+        for run in runs:
+            if isinstance(run, dict) and isinstance(run.get("id"), str) and run["id"]:
+                return run
+        return None
+
+    def _object(self, method: str, path: str, data: Any) -> dict:
+        """``data`` when it is a JSON object ({} for an empty body); else an error."""
+        if data is None:
+            return {}
+        if isinstance(data, dict):
+            return data
+        raise NeensApiError(
+            f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
+            "JSON object was expected); is --base-url the Neens API origin?",
+            method=method, path=path,
+        )
 
     def _redact(self, text: str) -> str:
         if self._api_key and self._api_key in text:
@@ -261,7 +254,7 @@ class NeensClient:
             msg += f" {reason}"
         if detail:
             msg += f": {detail}"
-        hint = _STATUS_HINTS.get(resp.status_code)
+        hint = STATUS_HINTS.get(resp.status_code)
         if hint:
             msg += f" ({hint})"
         return NeensApiError(msg, status=resp.status_code, detail=detail or None,
@@ -269,24 +262,7 @@ class NeensClient:
 
     def _transport_error(self, method: str, path: str, exc: Exception,
                          read: float) -> NeensApiError:
-        if isinstance(exc, requests.exceptions.ConnectTimeout):
-            what = f"could not connect within {self.connect_timeout:g}s"
-        elif isinstance(exc, requests.exceptions.Timeout):
-            what = f"no response within {read:g}s (read timeout)"
-        elif isinstance(exc, requests.exceptions.SSLError):
-            what = "TLS error"
-        elif isinstance(exc, requests.exceptions.ConnectionError):
-            text = str(exc).lower()
-            if "refused" in text:
-                what = "connection refused"
-            elif "name or service not known" in text or "resolve" in text or "getaddrinfo" in text:
-                what = "host name not found"
-            elif "reset" in text or "aborted" in text or "remote end closed" in text:
-                what = "connection reset"
-            else:
-                what = "connection failed"
-        else:
-            what = type(exc).__name__
+        what = transport_failure(exc, connect_timeout=self.connect_timeout, read_timeout=read)
         msg = self._redact(
             f"{method} {path} failed: {what} (is Neens reachable at {self.base_url}?)"
         )
@@ -295,15 +271,25 @@ class NeensClient:
     def _get(self, path: str, query: str = "") -> Any:
         return self.request("GET", path, query=query, safe=True)
 
+    def _get_object(self, path: str, query: str = "") -> dict:
+        return self._object("GET", path, self._get(path, query))
+
+    def _post_object(self, path: str, body: Mapping[str, Any] | None = None) -> dict:
+        return self._object("POST", path, self.request("POST", path, body=body))
+
     # -- pre-prod runs (E1-E10) -------------------------------------------------------------
 
     def create_run(self, body: Mapping[str, Any]) -> dict:
-        """E1 ``POST /preprod-evals``: never retried (it is not idempotent)."""
-        return self.request("POST", "/preprod-evals", body=body) or {}
+        """E1 ``POST /preprod-evals`` with an ``Idempotency-Key``: never repeated blindly
+        (see the module docstring)."""
+        key = f"neens-action-{uuid.uuid4().hex}"
+        return self._object("POST", "/preprod-evals",
+                            self.request("POST", "/preprod-evals", body=body,
+                                         idempotency_key=key))
 
     def get_run(self, run_id: str) -> dict:
         """E2 ``GET /preprod-evals/{id}``."""
-        return self._get(f"/preprod-evals/{_q(run_id)}") or {}
+        return self._get_object(f"/preprod-evals/{_q(run_id)}")
 
     def get_items(self, run_id: str) -> list[dict]:
         """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => [])."""
@@ -319,7 +305,7 @@ class NeensClient:
 
     def trigger_push(self, run_id: str) -> dict:
         """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried."""
-        return self.request("POST", f"/preprod-evals/{_q(run_id)}/run") or {}
+        return self._post_object(f"/preprod-evals/{_q(run_id)}/run")
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> dict | None:
         """E6 ``POST /preprod-evals/{id}/cancel``; 409 (already terminal) => None.
@@ -331,16 +317,16 @@ class NeensClient:
 
     def get_gate(self, run_id: str) -> dict:
         """E7 ``GET /preprod-evals/{id}/gate``."""
-        return self._get(f"/preprod-evals/{_q(run_id)}/gate") or {}
+        return self._get_object(f"/preprod-evals/{_q(run_id)}/gate")
 
     def get_comparison(self, run_id: str, baseline: str | None = None) -> dict:
         """E8 ``GET /preprod-evals/{id}/comparison[?baseline=SPEC]``."""
         query = f"baseline={_q(baseline)}" if baseline else ""
-        return self._get(f"/preprod-evals/{_q(run_id)}/comparison", query) or {}
+        return self._get_object(f"/preprod-evals/{_q(run_id)}/comparison", query)
 
     def get_metrics(self, run_id: str) -> dict:
         """E9 ``GET /preprod-evals/{id}/metrics``."""
-        return self._get(f"/preprod-evals/{_q(run_id)}/metrics") or {}
+        return self._get_object(f"/preprod-evals/{_q(run_id)}/metrics")
 
     def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
                        quick: bool = False) -> Any:
@@ -362,15 +348,15 @@ class NeensClient:
 
     def preview_sweep(self, body: Mapping[str, Any]) -> dict:
         """E12 ``POST /model-sweeps/preview`` (estimate, bare or enveloped, returned as is)."""
-        return self.request("POST", "/model-sweeps/preview", body=body) or {}
+        return self._post_object("/model-sweeps/preview", body)
 
     def create_sweep(self, body: Mapping[str, Any]) -> dict:
         """E13 ``POST /model-sweeps``: never retried."""
-        return self.request("POST", "/model-sweeps", body=body) or {}
+        return self._post_object("/model-sweeps", body)
 
     def get_sweep(self, sweep_id: str) -> dict:
         """E14 ``GET /model-sweeps/{id}``."""
-        return self._get(f"/model-sweeps/{_q(sweep_id)}") or {}
+        return self._get_object(f"/model-sweeps/{_q(sweep_id)}")
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
                              baseline_arm: str | None = None) -> dict:
@@ -380,7 +366,7 @@ class NeensClient:
             parts.append(f"bar={_q(repr(float(bar)))}")
         if baseline_arm:
             parts.append(f"baselineArm={_q(baseline_arm)}")
-        return self._get(f"/model-sweeps/{_q(sweep_id)}/comparison", "&".join(parts)) or {}
+        return self._get_object(f"/model-sweeps/{_q(sweep_id)}/comparison", "&".join(parts))
 
     def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> dict | None:
         """E16 ``POST /model-sweeps/{id}/cancel``; 409 (already terminal) => None.
@@ -392,30 +378,25 @@ class NeensClient:
 
     def create_suite(self, body: Mapping[str, Any]) -> dict:
         """E17 ``POST /scenario-suites``: never retried."""
-        return self.request("POST", "/scenario-suites", body=body) or {}
+        return self._post_object("/scenario-suites", body)
 
     def get_suite(self, suite_id: str) -> dict:
         """E18 ``GET /scenario-suites/{id}``."""
-        return self._get(f"/scenario-suites/{_q(suite_id)}") or {}
+        return self._get_object(f"/scenario-suites/{_q(suite_id)}")
 
     def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> dict:
         """E19 ``POST /scenario-suites/{id}/regenerate``: never retried."""
-        return self.request("POST", f"/scenario-suites/{_q(suite_id)}/regenerate",
-                            body=dict(body or {})) or {}
+        return self._post_object(f"/scenario-suites/{_q(suite_id)}/regenerate",
+                                 dict(body or {}))
 
     def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> dict:
         """E20 ``POST /scenario-suites/{id}/launch`` (creates a run): never retried."""
-        return self.request("POST", f"/scenario-suites/{_q(suite_id)}/launch", body=body) or {}
+        return self._post_object(f"/scenario-suites/{_q(suite_id)}/launch", body)
 
 
 def _quick(client: NeensClient, quick: bool) -> dict[str, Any]:
     return {"timeout": min(client.timeout, 5.0), "retries": 0} if quick else {}
 
-
-_STATUS_HINTS = {
-    401: "check --api-key / NEENS_API_KEY: a nk_live_… project key",
-    403: "the API key is not allowed to access this project or resource",
-}
 
 NeensEvalClient = NeensClient
 

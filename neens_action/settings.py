@@ -174,8 +174,16 @@ class EvalRunSettings:
     json: bool = False
     junit: str | None = None
     report_ci_result: bool = True
+    # sharding (flows/shard.py): --shard I/N (implies no_start), --no-start, --finish,
+    # --only-create
+    shard: str | None = None
+    no_start: bool = False
+    finish: bool = False
+    only_create: bool = False
 
     # parsed by validate()
+    shard_index: int = field(default=1, repr=False)
+    shard_total: int = field(default=1, repr=False)
     baseline_wire: dict[str, str] | None = field(default=None, repr=False)
     gates_wire: str | list[str] | None = field(default=None, repr=False)
     declared_gates: bool = field(default=False, repr=False)
@@ -213,12 +221,15 @@ class EvalRunSettings:
 
         ``declared_gates``: the policy file has a ``gates`` block (it implies creating a run).
         """
+        from neens_action.flows.shard import check_flags, needs_command
+
         self.declared_gates = declared_gates
         self.base_url = check_base_url(self.base_url)
-        if need_command and not self.command:
+        self.gates_wire = parse_gates(self.gates)
+        check_flags(self)  # --shard / --no-start / --finish / --only-create
+        if need_command and needs_command(self) and not self.command:
             raise UsageError("no agent command: put it after '--', e.g. "
                              "neens eval run --run-id ppr_1 -- python -m my_agent")
-        self.gates_wire = parse_gates(self.gates)
         if self.run_id is not None and not self.run_id.strip():
             raise UsageError("--run-id is empty")
         if self.run_id and (self.create or self.gates_wire or declared_gates):

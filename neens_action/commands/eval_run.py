@@ -87,6 +87,16 @@ def connection_options(f: Any) -> Any:
 @click.option("--poll-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
               help="Overall scoring budget.")
 @click.option("--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
+@click.option("--shard", metavar="I/N",
+              help="Sharding: replay only this job's share of --run-id's items (1-based); "
+                   "implies --no-start.")
+@click.option("--no-start", is_flag=True,
+              help="Sharding: replay the items but leave the run waiting for --finish.")
+@click.option("--finish", is_flag=True,
+              help="Sharding: once every shard is done, check every item has a trace, then "
+                   "start, poll and gate --run-id (no agent command).")
+@click.option("--only-create", is_flag=True,
+              help="Sharding: with --create, create the run and print its id (no agent).")
 @click.option("--json", "json_out", is_flag=True, help="Machine-readable result on stdout.")
 @click.option("--junit", metavar="PATH", help="Write a JUnit XML report to PATH.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND...")
@@ -110,7 +120,12 @@ def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
     settings.validate(declared_gates=declares_gates(policy))
     client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
                          timeout=settings.request_timeout, retries=settings.retries)
+    from neens_action.commands.eval_shard import execute_step, step_of
+
+    step = step_of(settings)
     try:
+        if step is not None:
+            return execute_step(step, settings, client=client, world=world, policy=policy)
         return pipeline.execute(
             lambda: run_pull(settings, client=client, world=world, policy=policy),
             world=world, json_out=settings.json, junit_path=settings.junit, client=client,

@@ -135,11 +135,12 @@ class HoldingProxy:
                 resp = requests.request(self.command, owner.target + self.path, data=body,
                                         headers=headers, timeout=60)
                 owner.seen.append((self.command, self.path, resp.status_code))
-                self.send_response(resp.status_code)
-                self.send_header("Content-Type", resp.headers.get("Content-Type", ""))
-                self.send_header("Content-Length", str(len(resp.content)))
-                self.end_headers()
-                self.wfile.write(resp.content)
+                with contextlib.suppress(OSError):  # the CLI may be gone already
+                    self.send_response(resp.status_code)
+                    self.send_header("Content-Type", resp.headers.get("Content-Type", ""))
+                    self.send_header("Content-Length", str(len(resp.content)))
+                    self.end_headers()
+                    self.wfile.write(resp.content)
 
             do_GET = do_POST = _serve
 

@@ -185,10 +185,15 @@ def test_usage_errors_name_the_input() -> None:
      "gate-policy: does not apply to mode sweep"),
     ({"mode": "sweep", "arms": "a=m1", "command": "true", "dataset": "ds", "k": "0"},
      "k: must be at least 1, got 0"),
-    ({"mode": "sweeps"}, "mode: must be one of run, push, stress, sweep, got 'sweeps'"),
 ])
 def test_bad_mode_inputs_are_one_annotation(inputs: dict[str, str], line: str) -> None:
     assert _error_line(_github(**inputs)).startswith(line)
+
+
+def test_an_unknown_mode_lists_the_modes() -> None:
+    line = _error_line(_github(mode="sweeps"))
+    assert line.startswith("mode: must be one of run, ") and line.endswith(", got 'sweeps'")
+    assert all(f" {mode}," in line for mode in ("push", "stress", "sweep"))
 
 
 def test_sweep_without_a_commit_needs_a_version_label() -> None:

@@ -159,7 +159,6 @@ def test_retries_exhausted_raise_with_detail(fake):
 
 
 @pytest.mark.parametrize("call", [
-    lambda c: c.create_run({"name": "x"}),
     lambda c: c.trigger_push("r"),
     lambda c: c.create_sweep({"name": "x"}),
     lambda c: c.preview_sweep({}),
@@ -254,12 +253,67 @@ def test_read_timeout_is_a_clean_error(fake):
     assert len(fake.requests) == 2  # a GET is retried on a timeout
 
 
-def test_create_timeout_not_retried(fake):
-    client = NeensClient(fake.url, KEY, timeout=0.3, sleep=lambda s: None)
-    fake.delay = 1.0
+def posts(fake: Fake) -> list[dict]:
+    return [r for r in fake.requests if r["method"] == "POST"]
+
+
+def test_create_timeout_is_looked_up_not_resent(fake):
+    client = NeensClient(fake.url, KEY, timeout=0.3, retries=1, sleep=lambda s: None)
+    fake.delay = 1.0  # the create and the lookups all time out: the outcome stays unknown
+    with pytest.raises(NeensApiError) as info:
+        client.create_run({"name": "x"})
+    assert len(posts(fake)) == 1
+    gets = [r for r in fake.requests if r["method"] == "GET"]
+    key = posts(fake)[0]["headers"]["Idempotency-Key"]
+    assert gets and all(r["path"] == f"/preprod-evals?idempotency_key={key}" for r in gets)
+    assert "may have been created anyway" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_create_5xx_found_by_the_lookup_is_the_answer(fake):
+    client, sleeps = make(fake)
+    fake.script = [(503, {}, {"detail": "try later"}),
+                   (200, {}, {"runs": [{"id": "ppr_9", "status": "awaiting_traces"}]})]
+    assert client.create_run({"name": "x"})["id"] == "ppr_9"
+    assert len(posts(fake)) == 1 and sleeps == []
+
+
+def test_create_5xx_that_created_nothing_is_sent_again_with_the_same_key(fake):
+    client, _ = make(fake)
+    fake.script = [(500, {}, {"detail": "boom"}), (200, {}, {"runs": []}),
+                   (201, {}, {"id": "ppr_2"})]
+    assert client.create_run({"name": "x"})["id"] == "ppr_2"
+    first, second = posts(fake)
+    assert first["headers"]["Idempotency-Key"] == second["headers"]["Idempotency-Key"]
+    assert first["headers"]["Idempotency-Key"].startswith("neens-action-")
+
+
+def test_create_without_a_lookup_on_the_server_is_an_error_not_a_resend(fake):
+    client, _ = make(fake)
+    fake.script = [(502, {}, {"detail": "bad gateway"}), (404, {}, {"detail": "no route"})]
+    with pytest.raises(NeensApiError) as info:
+        client.create_run({"name": "x"})
+    assert info.value.status == 502
+    assert "may have been created anyway" in str(info.value) and "HTTP 404" in str(info.value)
+    assert len(posts(fake)) == 1
+
+
+def test_create_429_is_sent_again_after_retry_after(fake):
+    client, sleeps = make(fake)
+    fake.script = [(429, {"Retry-After": "2"}, {"detail": "slow down"}), (201, {}, {"id": "r"})]
+    assert client.create_run({"name": "x"})["id"] == "r"
+    assert len(fake.requests) == 2 and sleeps == [2.0]  # a refusal: no lookup needed
+
+
+@pytest.mark.parametrize("payload", [[1, 2], "ppr_1", 42])
+def test_non_object_answers_are_errors(fake, payload):
+    client, _ = make(fake)
+    fake.script = [(200, {}, json.dumps(payload))] * 2
+    with pytest.raises(NeensApiError) as info:
+        client.get_run("r")
+    assert "returned an unexpected response" in str(info.value)
     with pytest.raises(NeensApiError):
         client.create_run({"name": "x"})
-    assert len(fake.requests) == 1
 
 
 def test_connection_refused_is_clean():

@@ -1,0 +1,136 @@
+"""Small HTTP helpers of the client: backoff, ``Retry-After``, error-body details, JSON kinds.
+
+Kept apart from :mod:`neens_action.client` (which re-exports them) so the client module stays
+about the calls themselves.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+DETAIL_MAX = 200
+STATUS_HINTS = {
+    401: "check --api-key / NEENS_API_KEY: a nk_live_… project key",
+    403: "the API key is not allowed to access this project or resource",
+}
+_TAG = re.compile(r"<[^>]*>")
+_SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def backoff_delay(attempt: int, *, base: float = 0.5, cap: float = 8.0,
+                  rand: Callable[[float, float], float] = random.uniform) -> float:
+    """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**attempt))."""
+    return rand(0.0, min(cap, base * (2 ** max(0, attempt))))
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def error_detail(text: str, content_type: str = "") -> str:
+    """The server's ``detail`` from an error body: JSON ``detail``/``message``/``error``, or
+    at most 200 characters of the body's text with HTML removed."""
+    text = text or ""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")) or "json" in content_type.lower():
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        found = _detail_from_json(data)
+        if found:
+            return _one_line(found)[:DETAIL_MAX * 2]
+    if "<" in stripped and ">" in stripped:
+        title = _TITLE.search(stripped)
+        body = _TAG.sub(" ", _SCRIPT.sub(" ", stripped))
+        stripped = _one_line(title.group(1)) if title and _one_line(title.group(1)) else body
+    line = _one_line(stripped)
+    return line[:DETAIL_MAX] + ("…" if len(line) > DETAIL_MAX else "")
+
+
+def _detail_from_json(data: Any) -> str:
+    if isinstance(data, dict):
+        for key in ("detail", "message", "msg", "error", "title"):
+            if key in data:
+                return _detail_from_json(data[key])
+        return ""
+    if isinstance(data, list):  # e.g. [{"loc": [...], "msg": "..."}]
+        parts = [_detail_from_json(x) for x in data[:3]]
+        return "; ".join(p for p in parts if p)
+    if isinstance(data, str):
+        return data
+    if data is None:
+        return ""
+    return str(data)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def json_kind(value: Any) -> str:
+    """``a JSON array`` / ``a JSON string`` ... for messages about unexpected answers."""
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, (int, float)):
+        return "a JSON number"
+    if isinstance(value, str):
+        return "a JSON string"
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, dict):
+        return "a JSON object"
+    return "JSON null"
+
+
+def transport_failure(exc: Exception, *, connect_timeout: float, read_timeout: float) -> str:
+    """What went wrong below HTTP, in a few words (``connection refused``...)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return f"could not connect within {connect_timeout:g}s"
+    if isinstance(exc, requests.exceptions.Timeout):
+        return f"no response within {read_timeout:g}s (read timeout)"
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "TLS error"
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        text = str(exc).lower()
+        if "refused" in text:
+            return "connection refused"
+        if "name or service not known" in text or "resolve" in text or "getaddrinfo" in text:
+            return "host name not found"
+        if "reset" in text or "aborted" in text or "remote end closed" in text:
+            return "connection reset"
+        return "connection failed"
+    return type(exc).__name__
+
+
+def never_sent(exc: Exception) -> bool:
+    """True when the request cannot have reached the server (no connection was made)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    return (isinstance(exc, requests.exceptions.ConnectionError)
+            and "refused" in str(exc).lower())
