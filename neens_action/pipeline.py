@@ -64,19 +64,41 @@ class SignalGuard:
 
 
 def report_ci_result(outcome: Outcome, client: Any, *, world: World) -> bool:
-    """POST the build verdict (E10); one warning line on failure; never raises."""
+    """POST the build verdict (E10); never raises.
+
+    A failure is one warning line, or, when the run already errored, a clause appended to
+    that error (the build prints a single error line). SIGINT/SIGTERM during the report
+    (an armed :class:`SignalGuard`) abandons it and marks the outcome interrupted.
+    """
     from neens_action.verdict import ci_result_payload
 
     try:
         client.post_ci_result(outcome.run_id, ci_result_payload(outcome),
                               quick=outcome.interrupted)
-    except (NeensError, KeyboardInterrupt, OSError, ValueError) as exc:
+    except (Interrupted, KeyboardInterrupt):
+        outcome.interrupted = True
+        return False
+    except (NeensError, OSError, ValueError) as exc:
         detail = " ".join(str(exc).split())[:200]
-        world.log(f"neens: warning: could not report the build verdict to Neens ({detail}); "
-                  "the exit code is unaffected")
+        if outcome.error:
+            outcome.error += "; the build verdict could not be reported to Neens either"
+        else:
+            world.log(f"neens: warning: could not report the build verdict to Neens "
+                      f"({detail}); the exit code is unaffected")
         return False
     outcome.ci_result_reported = True
     return True
+
+
+def _interrupted_while_reporting(outcome: Outcome, client: Any, world: World) -> None:
+    """Decision 15 after the flow: stop reporting, cancel the run we created, exit 130."""
+    outcome.error = "interrupted (SIGINT/SIGTERM) while reporting the build verdict"
+    world.log("neens: interrupted: the build verdict was not reported")
+    if outcome.extra.get("created"):
+        try:
+            client.cancel_run(outcome.run_id, quick=True)  # a finished run answers 409: done
+        except (NeensError, KeyboardInterrupt) as exc:
+            outcome.error += f"; the run could not be cancelled ({' '.join(str(exc).split())})"
 
 
 def conclude(
@@ -87,15 +109,28 @@ def conclude(
     report_ci: bool = True,
     build: Callable[[Outcome], Report] | None = None,
     decide: Callable[[Outcome], tuple[int, str]] | None = None,
+    guard: SignalGuard | None = None,
 ) -> Report:
-    """Decide the verdict, report it to Neens (when a run exists), build the Report."""
+    """Decide the verdict, report it to Neens (when a run exists), build the Report.
+
+    ``guard`` (armed) is disarmed once the report is sent: a signal during the report
+    interrupts it (exit 130), a later one only waits for the summary to be written.
+    """
     if decide is None:
         from neens_action.verdict import decide
     if build is None:
         from neens_action.report.build import build_eval_report as build
     outcome.exit_code, outcome.build_verdict = decide(outcome)
     if report_ci and client is not None and outcome.run_id and outcome.mode in CI_RESULT_MODES:
+        before = outcome.interrupted
         report_ci_result(outcome, client, world=world)
+        if outcome.interrupted and not before:
+            if guard is not None:
+                guard.disarm()
+            _interrupted_while_reporting(outcome, client, world)
+            outcome.exit_code, outcome.build_verdict = decide(outcome)
+    if guard is not None:
+        guard.disarm()
     return build(outcome)
 
 
@@ -127,10 +162,18 @@ def execute(
             outcome = flow()
         except Interrupted as exc:  # arrived outside the flow's own handling
             outcome = Outcome(mode=mode, interrupted=True, error=str(exc))
-        if guard is not None:
+        if guard is not None and outcome.interrupted:
             guard.disarm()
-        report = conclude(outcome, world=world, client=client, report_ci=report_ci,
-                          build=build, decide=decide)
+        try:
+            report = conclude(outcome, world=world, client=client, report_ci=report_ci,
+                              build=build, decide=decide, guard=guard)
+        except Interrupted:  # between the verdict and the report: conclude without it
+            if guard is not None:
+                guard.disarm()
+            outcome.interrupted = True
+            outcome.error = outcome.error or "interrupted (SIGINT/SIGTERM)"
+            report = conclude(outcome, world=world, client=client, report_ci=False,
+                              build=build, decide=decide)
         if render_text is None:
             from neens_action.report.text import render as render_text
         text = render_text(report)

@@ -2,7 +2,9 @@
 
 Polling starts fast (the first poll is immediate, then about 0.5 s) and backs off by doubling
 up to ``--poll-interval``, so a verdict arrives within a second of the server finishing
-while a long run costs few requests.
+while a long run costs few requests. A poll that fails transiently (after the client's own
+retries: transport errors, 429, 5xx) does not end the wait: polling goes on within
+``--poll-timeout``, unless the server stays unreachable for :data:`MAX_OUTAGE` seconds.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from neens_action.errors import RunError
+from neens_action.errors import NeensApiError, RunError
 from neens_action.world import World
 
 TERMINAL_RUN = frozenset({"completed", "completed_with_regressions", "failed", "cancelled"})
 FIRST_DELAY = 0.5
+MAX_OUTAGE = 120.0  # seconds of consecutive failed polls before giving up
 
 
 def poll_delays(interval: float, *, first: float = FIRST_DELAY,
@@ -63,14 +66,30 @@ def poll_until(
     """Call ``fetch`` until ``is_done``; log a line whenever ``describe`` changes.
 
     Raises RunError when ``timeout`` seconds pass first (with the last state in the
-    message). API errors from ``fetch`` propagate.
+    message). A transient API error from ``fetch`` is logged once and polling goes on (the
+    error is raised when the budget is spent or after :data:`MAX_OUTAGE` seconds of
+    failures); other API errors propagate.
     """
     clock = world.clock
     deadline = clock.monotonic() + timeout
     delays = poll_delays(interval)
     last_text = None
+    failing_since: float | None = None
     while True:
-        obj = fetch()
+        try:
+            obj = fetch()
+        except NeensApiError as exc:
+            now = clock.monotonic()
+            if not exc.transient or now >= deadline or (
+                    failing_since is not None and now - failing_since >= MAX_OUTAGE):
+                raise
+            if failing_since is None:
+                failing_since = now
+                world.log(f"{prefix}{exc} (still polling)")
+                last_text = None
+            clock.sleep(min(next(delays), deadline - now))
+            continue
+        failing_since = None
         text = describe(obj)
         if text != last_text:
             world.log(f"{prefix}{text}")

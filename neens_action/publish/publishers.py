@@ -148,8 +148,9 @@ class GitHubPublisher(FilesPublisher):
             c.error(report.error or report.headline, title="Neens eval errored")
         elif report.exit_code == 1:
             c.error(report.headline, title="Neens gate blocked the build")
-            for reason in report.reasons:
-                c.error(reason, title="Neens gate")
+            if report.gate_passed is False:  # a passing server gate's reasons are not errors
+                for reason in report.reasons:
+                    c.error(reason, title="Neens gate")
             for line in report.policy:
                 if line.status == "fail" and line.severity == "block":
                     c.error(f"{line.label}: {line.reason}", title="Neens policy")

@@ -260,7 +260,8 @@ def build_eval_report(outcome: Outcome) -> Report:
                         ("scored", f"{completed}/{total}"),
                         ("regressions", regressions_text(outcome))]
         report.facts += _baseline_facts(gate, outcome.run or {})
-        gate_text = "PASSED" if gate_passed(outcome) is True else "FAILED"
+        report.gate_passed = gate_passed(outcome) is True
+        gate_text = "PASSED" if report.gate_passed else "FAILED"
         if not outcome.enforced:
             gate_text += "  (--no-gate: not enforced)"
         report.facts += [("pass rate", pct2(pass_rate(outcome))), ("gate", gate_text)]

@@ -53,7 +53,8 @@ def headline(report: Report) -> str:
 def _facts(report: Report) -> list[str]:
     rows: list[tuple[str, str]] = []
     if report.run_id:
-        rows.append(("run", md_link(report.run_id, report.run_url)))
+        label = "sweep" if report.kind == "sweep" else "run"
+        rows.append((label, md_link(report.run_id, report.run_url)))
     rows.extend(
         (md_cell(label), md_cell(value))
         for label, value in report.facts
@@ -69,7 +70,8 @@ def _facts(report: Report) -> list[str]:
 def _reasons(report: Report) -> list[str]:
     if not report.reasons:
         return []
-    return ["**Gate reasons**", "", *(f"- {md_text(r, line_start=True)}" for r in report.reasons)]
+    title = "**Verdict notes**" if report.kind == "sweep" else "**Gate reasons**"
+    return [title, "", *(f"- {md_text(r, line_start=True)}" for r in report.reasons)]
 
 
 def _alerts(report: Report) -> list[str]:

@@ -69,6 +69,7 @@ class Report:
     items: list[ItemVerdict] = field(default_factory=list)  # every item, in replay order
     charts: list[Chart] = field(default_factory=list)
     error: str | None = None
+    gate_passed: bool | None = None  # the server gate's own verdict (None: not fetched)
     outputs: dict[str, str] = field(default_factory=dict)  # CI outputs (exit-code, run-id...)
 
     @property

@@ -59,6 +59,7 @@ def test_github_publisher(tmp_path: Path) -> None:
     log = stream.getvalue().splitlines()
     headline = samples.failed().headline.replace("%", "%25")
     assert "::error title=Neens gate blocked the build::" + headline in log
+    assert "::error title=Neens gate::regressions 1 > max_regressions 0" in log
     assert any(x.startswith("::error title=Neens policy::max_abs_failures") for x in log)
     assert any(x.startswith("::warning title=Neens policy (warn)::latency") for x in log)
     # the failing agent's output sits inside a group and stop-commands; the passing one is
@@ -70,6 +71,17 @@ def test_github_publisher(tmp_path: Path) -> None:
     assert group < injected < log.index(f"::{stop.split('::')[2]}::") < log.index("::endgroup::")
     assert "fine" not in log
     assert not commands.paused
+
+
+def test_policy_only_block_does_not_annotate_the_passing_gate_reasons(tmp_path: Path) -> None:
+    report = samples.failed()
+    report.gate_passed, report.reasons = True, ["all gate checks passed"]
+    stream = io.StringIO()
+    cfg = _config(tmp_path, {}, [], log=lambda s: print(s, file=stream))
+    GitHubPublisher(cfg, Commands(stream)).publish(report, None, DOC)
+    log = stream.getvalue().splitlines()
+    assert not any("all gate checks passed" in line for line in log if line.startswith("::error"))
+    assert any(x.startswith("::error title=Neens policy::max_abs_failures") for x in log)
 
 
 def test_github_summary_off_and_full(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ def failed() -> Report:
             ("gate", "FAILED"),
         ],
         reasons=["regressions 1 > max_regressions 0", "pass rate 0.3333 < min_pass_rate 0.9"],
+        gate_passed=False,
         tables=[_gates_table("FAIL")],
         policy=[
             PolicyLine("max_abs_failures", "block", "fail", "2", "1", "2 failures > 1"),

@@ -140,3 +140,11 @@ def test_chart_is_rendered_as_mermaid() -> None:
     assert block.startswith("xychart-beta")
     assert "`" not in block and "<" not in block
     assert "Missing values are drawn as 0." in text
+
+
+def test_sweep_report_names_the_sweep_and_its_verdict_notes() -> None:
+    report = samples.passed()
+    report.kind, report.run_id, report.reasons = "sweep", "msw-1", ["tied with the winner: big"]
+    text = markdown.render_summary(report)
+    assert "| **sweep** | " in text and "| **run** |" not in text
+    assert "**Verdict notes**" in text and "**Gate reasons**" not in text
