@@ -173,6 +173,7 @@ def plan_run(ctx: CiContext) -> ModePlan:
         concurrency=inp.get("concurrency", 1), poll_interval=inp.get("poll-interval", 5.0),
         poll_timeout=inp.get("poll-timeout", 1800.0), no_gate=bool(inp.get("no-gate")),
         gates=inp.get("gates"), **ci_modes.override_values(inp),
+        full_run_items=True,  # the result file is the whole --json document
     )
     if settings.create and not settings.version_label:
         from neens_action import provenance

@@ -4,6 +4,8 @@
 - ``mode: create``: create the run (``dataset``, ``version-label`` (default the short
   commit), ``baseline``, gate knobs, ``gate-policy``, ``gates``) and expose its id as the
   ``run-id`` output (GitLab dotenv: ``NEENS_RUN_ID``). Nothing is replayed or started.
+- ``run-id`` defaults to ``NEENS_RUN_ID`` in modes shard and finish (the create job's GitLab
+  dotenv report).
 - ``mode: shard``: replay this job's share of ``run-id``'s items with ``command``; the run is
   not started. The share is the ``shard`` input, ``I/N`` (1-based), e.g.
   ``${{ matrix.shard }}/${{ strategy.job-total }}``; in a GitLab ``parallel: N`` job it
@@ -71,16 +73,22 @@ def shard_spec(ctx: CiContext) -> str:
                               "to CI_NODE_INDEX/CI_NODE_TOTAL)")
 
 
+def run_id_of(ctx: CiContext) -> str | None:
+    """The ``run-id`` input, else ``NEENS_RUN_ID`` (what the create job's GitLab dotenv
+    report hands to the jobs that ``need`` it)."""
+    return ctx.inputs.get("run-id") or ctx.environ.get("NEENS_RUN_ID", "").strip() or None
+
+
 def _settings(ctx: CiContext, **fields: Any) -> Any:
     from neens_action.settings import EvalRunSettings
 
     inp = ctx.inputs
     common = ci_modes._common(ctx)
-    common.update(run_id=inp.get("run-id"), dataset=inp.get("dataset"),
+    common.update(run_id=run_id_of(ctx), dataset=inp.get("dataset"),
                   dataset_version_id=inp.get("dataset-version-id"), gates=inp.get("gates"),
                   command=list(inp.get("command") or []))
     common.update(fields)
-    return EvalRunSettings(**common)
+    return EvalRunSettings(**common, full_run_items=True)  # the result file needs them
 
 
 def _validate(settings: Any, *, declared_gates: bool = False) -> None:
@@ -127,9 +135,9 @@ def plan_create(ctx: CiContext) -> ModePlan:
 def plan_shard(ctx: CiContext) -> ModePlan:
     """``mode: shard``: replay this job's share; the run is not started."""
     _check(ctx, "shard")
-    if not ctx.inputs.get("run-id"):
+    if not run_id_of(ctx):
         raise InputError("run-id", "is required for mode shard: the create job's run-id "
-                                   "output")
+                                   "output (GitLab: NEENS_RUN_ID from its dotenv report)")
     if not ctx.inputs.get("command"):
         raise InputError("command", "is required for mode shard: your agent command, run "
                                     "once per item of this job's share")
@@ -141,13 +149,13 @@ def plan_shard(ctx: CiContext) -> ModePlan:
 def plan_finish(ctx: CiContext) -> ModePlan:
     """``mode: finish``: every item has a trace => start, poll, gate, report."""
     _check(ctx, "finish")
-    if not ctx.inputs.get("run-id"):
+    if not run_id_of(ctx):
         raise InputError("run-id", "is required for mode finish: the create job's run-id "
-                                   "output")
+                                   "output (GitLab: NEENS_RUN_ID from its dotenv report)")
     policy = ci_modes.policy_from_inputs(ctx)
     settings = _settings(ctx, finish=True, command=[])
     _validate(settings)
     return _plan(ctx, "finish", settings, policy)
 
 
-__all__ = ["NOT_FOR", "plan_create", "plan_finish", "plan_shard", "shard_spec"]
+__all__ = ["NOT_FOR", "plan_create", "plan_finish", "plan_shard", "run_id_of", "shard_spec"]

@@ -135,10 +135,15 @@ class NeensClient:
         conflict_ok: bool = False,
         retries: int | None = None,
         idempotency_key: str | None = None,
+        budget: float | None = None,
+        decode: bool = True,
+        object_hook: Callable[[dict], Any] | None = None,
     ) -> Any:
         """One API call. ``safe`` enables retries (``retries`` overrides the client's count);
         ``conflict_ok`` turns a 409 into None; ``idempotency_key`` makes a create safe to
-        retry the way the module docstring says (the answer is then a JSON object)."""
+        retry the way the module docstring says; ``budget``: no retry starts after that many
+        seconds; ``decode=False``: the 2xx body is not read (None is returned);
+        ``object_hook``: passed to ``json.loads``."""
         url = self.base_url + path + (f"?{query}" if query else "")
         read = self.timeout if timeout is None else timeout
         tmo = (min(self.connect_timeout, read), read)
@@ -152,8 +157,9 @@ class NeensClient:
             headers["Idempotency-Key"] = idempotency_key
         count = self.retries if retries is None else max(0, retries)
         attempts = 1 + (count if safe or idempotency_key else 0)
+        ends = None if budget is None else time.monotonic() + budget
         for attempt in range(attempts):
-            last = attempt == attempts - 1
+            last = attempt == attempts - 1 or (ends is not None and time.monotonic() >= ends)
             try:
                 resp = self.session.request(
                     method, url, data=data, headers=headers, timeout=tmo, allow_redirects=True
@@ -170,7 +176,7 @@ class NeensClient:
                 continue
             status = resp.status_code
             if 200 <= status < 300:
-                return self._decode(method, path, resp)
+                return self._decode(method, path, resp, object_hook) if decode else None
             if status == 409 and conflict_ok:
                 return None
             if idempotency_key and status >= 500:
@@ -220,7 +226,7 @@ class NeensClient:
         raise NeensApiError(
             f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
             "JSON object was expected); is --base-url the Neens API origin?",
-            method=method, path=path,
+            status=200, method=method, path=path,  # a 2xx answer: not transient
         )
 
     def _redact(self, text: str) -> str:
@@ -228,12 +234,13 @@ class NeensClient:
             text = text.replace(self._api_key, "***")
         return text
 
-    def _decode(self, method: str, path: str, resp: requests.Response) -> Any:
+    def _decode(self, method: str, path: str, resp: requests.Response,
+                object_hook: Callable[[dict], Any] | None = None) -> Any:
         raw = resp.content
         if not raw or not raw.strip():
             return None
         try:
-            return json.loads(raw.decode("utf-8"))
+            return json.loads(raw, object_hook=object_hook)  # bytes: no decoded copy
         except (UnicodeDecodeError, ValueError):
             ctype = resp.headers.get("Content-Type", "unknown content type")
             raise NeensApiError(
@@ -283,13 +290,27 @@ class NeensClient:
         """E1 ``POST /preprod-evals`` with an ``Idempotency-Key``: never repeated blindly
         (see the module docstring)."""
         key = f"neens-action-{uuid.uuid4().hex}"
-        return self._object("POST", "/preprod-evals",
-                            self.request("POST", "/preprod-evals", body=body,
-                                         idempotency_key=key))
+        run = self._object("POST", "/preprod-evals",
+                           self.request("POST", "/preprod-evals", body=body,
+                                        idempotency_key=key, object_hook=_no_run_items))
+        if isinstance(run.get("items"), list):  # not kept: E3 lists the frozen items
+            run.pop("items")
+        return run
 
-    def get_run(self, run_id: str) -> dict:
-        """E2 ``GET /preprod-evals/{id}``."""
-        return self._get_object(f"/preprod-evals/{_q(run_id)}")
+    def get_run(self, run_id: str, *, slim: bool = False) -> dict:
+        """E2 ``GET /preprod-evals/{id}``. ``slim``: each item row keeps only what the
+        report reads (:data:`SLIM_ITEM_KEYS`), trimmed as it is decoded."""
+        path = f"/preprod-evals/{_q(run_id)}"
+        if not slim:
+            return self._get_object(path)
+        return self._object("GET", path, self.request("GET", path, safe=True,
+                                                      object_hook=_slim_run_item))
+
+    def get_run_summary(self, run_id: str) -> dict:
+        """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
+        is polled without moving 10,000 items each time. A server that ignores the
+        parameter answers the whole run, which is just as good."""
+        return self._get_object(f"/preprod-evals/{_q(run_id)}", "items=false")
 
     def get_items(self, run_id: str) -> list[dict]:
         """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => [])."""
@@ -298,10 +319,11 @@ class NeensClient:
             data = data.get("items")
         return list(data) if isinstance(data, list) else []
 
-    def start_run(self, run_id: str) -> dict | None:
-        """E4 ``POST /preprod-evals/{id}/start``; 409 (already terminal) => None."""
-        return self.request("POST", f"/preprod-evals/{_q(run_id)}/start", safe=True,
-                            conflict_ok=True)
+    def start_run(self, run_id: str) -> None:
+        """E4 ``POST /preprod-evals/{id}/start``; a 409 (already terminal) is fine. The
+        answer (the whole run) is not read, so it is not decoded either."""
+        self.request("POST", f"/preprod-evals/{_q(run_id)}/start", safe=True,
+                     conflict_ok=True, decode=False)
 
     def trigger_push(self, run_id: str) -> dict:
         """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried."""
@@ -330,10 +352,12 @@ class NeensClient:
 
     def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
                        quick: bool = False) -> Any:
-        """E10 ``POST /preprod-evals/{id}/ci-result``: at most 10 s per attempt and at most
-        2 retries, so a slow report cannot hold a build; ``quick``: one attempt, 5 s."""
+        """E10 ``POST /preprod-evals/{id}/ci-result``: retried briefly (at most 10 s per
+        attempt, 4 retries, no retry starting after 15 s), so a slow report cannot hold a
+        build; ``quick`` (the interrupt path): one attempt, 5 s."""
         kw = _quick(self, quick) if quick else {
-            "timeout": min(self.timeout, 10.0), "retries": min(self.retries, 2)}
+            "timeout": min(self.timeout, 10.0), "retries": min(self.retries, 4),
+            "budget": 15.0}
         return self.request("POST", f"/preprod-evals/{_q(run_id)}/ci-result", body=body,
                             safe=True, **kw)
 
@@ -392,6 +416,22 @@ class NeensClient:
     def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> dict:
         """E20 ``POST /scenario-suites/{id}/launch`` (creates a run): never retried."""
         return self._post_object(f"/scenario-suites/{_q(suite_id)}/launch", body)
+
+
+SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
+                  "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
+
+
+def _slim_run_item(obj: dict) -> Any:
+    if "datasetVersionItemId" not in obj:
+        return obj
+    return {k: obj[k] for k in SLIM_ITEM_KEYS if k in obj}
+
+
+def _no_run_items(obj: dict) -> Any:
+    """JSON hook: per-item rows of a run object are dropped as they are decoded, so a
+    10,000-item create answer is never held in memory at once."""
+    return None if "datasetVersionItemId" in obj else obj
 
 
 def _quick(client: NeensClient, quick: bool) -> dict[str, Any]:

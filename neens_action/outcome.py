@@ -14,7 +14,7 @@ from typing import Any
 JsonDict = dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)  # one per item: 10,000 items must stay cheap
 class Invocation:
     """One execution of the user's command for one frozen item (pull flows only)."""
 

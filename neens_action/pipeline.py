@@ -181,7 +181,9 @@ def execute(
             world.log(text)
         if to_json is None:
             from neens_action.report.json import eval_document as to_json
-        doc = to_json(outcome, report)
+        publishers = list(publishers)
+        # The document copies the whole run: built only when someone reads it.
+        doc = to_json(outcome, report) if json_out or publishers else None
         if json_out:
             from neens_action.report.json import dumps
 

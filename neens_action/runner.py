@@ -35,7 +35,7 @@ DEFAULT_OUTPUT_CAP = 64 * 1024
 _POSIX = os.name == "posix"
 
 
-@dataclass
+@dataclass(slots=True)  # one per item: 10,000 items must stay cheap
 class Job:
     """One invocation to run: ``key`` is the item id, ``env`` the whole environment.
 
@@ -69,6 +69,20 @@ class _Tail:
         if self.dropped:
             out = f"[… {self.dropped} earlier bytes dropped]\n" + out
         return out
+
+
+_Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for ``pid`` (readable once it exits), or None where unsupported."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
 
 
 def _fmt_secs(seconds: float) -> str:
@@ -214,24 +228,29 @@ class Runner:
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         start = self.clock()
+        if self._stopping:
+            return self._invocation(job, error="not run (interrupted)")
+        # Launched outside the lock (launches run in parallel); a process that starts while
+        # kill_all runs is killed right after it registers, so none escapes the interrupt.
+        try:
+            env = job.env() if callable(job.env) else job.env
+            proc = subprocess.Popen(
+                self.command, shell=shell, env=dict(env),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                close_fds=True, **kwargs,
+            )
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            name = self.command if shell else self.command[0]
+            return self._invocation(
+                job, error=f"failed to launch command: {reason}: {str(name)[:200]}",
+                duration_s=round(self.clock() - start, 3),
+            )
         with self._lock:
-            if self._stopping:
-                return self._invocation(job, error="not run (interrupted)")
-            try:
-                env = job.env() if callable(job.env) else job.env
-                proc = subprocess.Popen(
-                    self.command, shell=shell, env=dict(env),
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                    close_fds=True, **kwargs,
-                )
-            except (OSError, ValueError) as exc:
-                reason = getattr(exc, "strerror", None) or str(exc)
-                name = self.command if shell else self.command[0]
-                return self._invocation(
-                    job, error=f"failed to launch command: {reason}: {str(name)[:200]}",
-                    duration_s=round(self.clock() - start, 3),
-                )
             self._live[proc.pid] = proc
+            late = self._stopping
+        if late:
+            self._signal_group(proc, signal.SIGKILL if _POSIX else None)
         try:
             rc, timed_out, tail = self._communicate(proc, job.input)
         finally:
@@ -249,6 +268,19 @@ class Runner:
             inv.output = tail.text()
         return inv
 
+    @staticmethod
+    def _feed(stdin: Any, data: bytes, offset: int) -> int:
+        """Write what the pipe takes now; returns the new offset (all of it when the agent
+        stopped reading: it may ignore its input)."""
+        try:
+            while offset < len(data):
+                offset += os.write(stdin.fileno(), data[offset:offset + 65536])
+        except BlockingIOError:
+            pass
+        except OSError:  # EPIPE: the agent closed its stdin
+            offset = len(data)
+        return offset
+
     def _signal_group(self, proc: subprocess.Popen, sig: int | None) -> None:
         try:
             if _POSIX and sig is not None:
@@ -259,20 +291,32 @@ class Runner:
             pass
 
     def _communicate(self, proc: subprocess.Popen, text: str) -> tuple[int | None, bool, _Tail]:
+        """Feed stdin, collect the output tail, wait for the exit (or the deadline).
+
+        One selector waits on the output, on stdin while input remains, and on a pidfd of
+        the process (Linux), so an exit is seen at once without polling; the input is
+        written before the first wait when it fits the pipe (the common case).
+        """
         tail = _Tail(self.output_cap)
         data = (text or "").encode("utf-8", errors="replace")
-        sel = selectors.DefaultSelector()
+        sel = _Selector()  # poll(2): no extra fd per item, unlike epoll
         stdout = proc.stdout
         stdin = proc.stdin
         assert stdout is not None and stdin is not None
         os.set_blocking(stdout.fileno(), False)
         sel.register(stdout, selectors.EVENT_READ)
+        offset = 0
         if data:
             os.set_blocking(stdin.fileno(), False)
-            sel.register(stdin, selectors.EVENT_WRITE)
+            offset = self._feed(stdin, data, 0)
+        if offset >= len(data):
+            with contextlib.suppress(OSError):
+                stdin.close()
         else:
-            stdin.close()
-        offset = 0
+            sel.register(stdin, selectors.EVENT_WRITE)
+        pidfd = _pidfd(proc.pid)
+        if pidfd is not None:
+            sel.register(pidfd, selectors.EVENT_READ)
         now = self.clock()
         deadline = now + self.timeout if self.timeout else None
         timed_out = False
@@ -299,9 +343,11 @@ class Runner:
                         drain_until = now + self.drain
                     elif now >= drain_until:
                         break
-                wait = 0.05 if eof else 0.1
+                wait = 0.1 if pidfd is not None or not eof else 0.005
                 if deadline is not None and not timed_out:
                     wait = max(0.0, min(wait, deadline - now))
+                if drain_until is not None:
+                    wait = max(0.0, min(wait, drain_until - now))
                 if not sel.get_map():  # output closed, input written: wait for the exit
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(wait)
@@ -319,20 +365,19 @@ class Runner:
                         else:
                             eof = True
                             sel.unregister(stdout)
-                    else:
-                        try:
-                            written = os.write(stdin.fileno(), data[offset:offset + 65536])
-                            offset += written
-                        except BlockingIOError:
-                            continue
-                        except (BrokenPipeError, OSError):
-                            offset = len(data)
+                    elif key.fileobj is stdin:
+                        offset = self._feed(stdin, data, offset)
                         if offset >= len(data):
                             sel.unregister(stdin)
                             with contextlib.suppress(OSError):
                                 stdin.close()
+                    else:  # the pidfd: the process exited
+                        sel.unregister(key.fileobj)
         finally:
             sel.close()
+            if pidfd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(pidfd)
             with contextlib.suppress(OSError):
                 stdin.close()
             with contextlib.suppress(OSError):

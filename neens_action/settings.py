@@ -139,7 +139,7 @@ class EvalRunSettings:
     api_key: str | None = field(default=None, repr=False)
     project_id: str | None = None
     request_timeout: float = 30.0
-    retries: int = 3
+    retries: int = 5  # safe calls; chaos-tested (issue 10): 6 attempts, ~8 s of backoff
     # target
     run_id: str | None = None
     create: bool = False
@@ -174,6 +174,9 @@ class EvalRunSettings:
     json: bool = False
     junit: str | None = None
     report_ci_result: bool = True
+    # keep every field of the terminal run's items (the --json / result-file document needs
+    # them; the text report does not: False halves the memory peak of a 10,000-item run)
+    full_run_items: bool = False
     # sharding (flows/shard.py): --shard I/N (implies no_start), --no-start, --finish,
     # --only-create
     shard: str | None = None

@@ -106,8 +106,11 @@ def poll_until(
 
 
 def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout: float,
-             on_poll: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Poll E2 until the run is terminal. Prints the legacy-correlation notice once."""
+             on_poll: Callable[[dict[str, Any]], None] | None = None,
+             full_items: bool = True) -> dict[str, Any]:
+    """Poll E2 until the run is terminal (without the per-item list when the client can),
+    then return the terminal run with its items (``full_items=False``: only the fields the
+    report reads, for a small memory peak). Prints the legacy-correlation notice once."""
     seen = {"legacy": None}
 
     def watch(run: dict[str, Any]) -> None:
@@ -119,13 +122,18 @@ def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout
         if on_poll is not None:
             on_poll(run)
 
+    summary = getattr(client, "get_run_summary", None)
+    fetch = summary or client.get_run
     try:
-        return poll_until(lambda: client.get_run(run_id), world=world, interval=interval,
-                          timeout=timeout, on_poll=watch)
+        run = poll_until(lambda: fetch(run_id), world=world, interval=interval,
+                         timeout=timeout, on_poll=watch)
     except RunError as exc:
         if seen["legacy"]:
             raise RunError(f"{exc} ({seen['legacy']})") from None
         raise
+    if summary is not None and "items" not in run:  # polled without the items: read them
+        run = client.get_run(run_id) if full_items else client.get_run(run_id, slim=True)
+    return run
 
 
 def describe_baseline(baseline: Any, resolution: Any = None) -> str:

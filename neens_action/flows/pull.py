@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ class DriveOptions:
     poll_timeout: float = 1800.0
     output_cap: int = DEFAULT_OUTPUT_CAP
     policy: Any = None  # neens_action.policy.GatePolicy | None
+    full_items: bool = True  # False: the terminal run's items keep only what the report reads
 
 
 # -- create -------------------------------------------------------------------------------------
@@ -115,6 +115,8 @@ def create_run(client: Any, body: Mapping[str, Any], *, world: World,
     Sets ``outcome.run_id`` as soon as the run exists. Raises NeensError.
     """
     run = client.create_run(body)
+    if isinstance(run, dict):
+        run.pop("items", None)  # the frozen items come from E3; do not hold N items twice
     run_id = run.get("id") if isinstance(run, dict) else None
     if not run_id or not isinstance(run_id, str):
         raise RunError("the server created no run (the response carried no 'id')")
@@ -195,13 +197,29 @@ def item_jobs(items: Sequence[Mapping[str, str]], *, run_id: str, version_label:
               meta: Mapping[str, Any] | None = None) -> list[Job]:
     """One Job per item; each environment is built just before its launch."""
     base = dict(base_env)
+    shared = dict(meta or {})  # read-only for the runner: one dict for every job
     return [
-        Job(key=it["item_id"], input=it["input"], meta=dict(meta or {}),
-            env=functools.partial(correlation.item_env, run_id=run_id,
-                                  item_id=it["item_id"], version_label=version_label,
-                                  item_input=it["input"], sweep=sweep, base=base))
+        Job(key=it["item_id"], input=it["input"], meta=shared,
+            env=_ItemEnv(base, run_id, it["item_id"], version_label, it["input"], sweep))
         for it in items
     ]
+
+
+class _ItemEnv:
+    """The environment of one item, built just before its launch (a few slots per item,
+    so 10,000 pending jobs stay cheap)."""
+
+    __slots__ = ("base", "item_id", "label", "run_id", "sweep", "text")
+
+    def __init__(self, base: Mapping[str, str], run_id: str, item_id: str, label: str,
+                 text: str, sweep: Any) -> None:
+        self.base, self.run_id, self.item_id = base, run_id, item_id
+        self.label, self.text, self.sweep = label, text, sweep
+
+    def __call__(self) -> dict[str, str]:
+        return correlation.item_env(run_id=self.run_id, item_id=self.item_id,
+                                    version_label=self.label, item_input=self.text,
+                                    sweep=self.sweep, base=self.base)
 
 
 def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> None:
@@ -224,12 +242,13 @@ def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: Worl
 
 
 def start_and_wait(client: Any, run_id: str, *, world: World, interval: float,
-                   timeout: float) -> dict[str, Any]:
+                   timeout: float, full_items: bool = True) -> dict[str, Any]:
     """E4 (a 409 means already terminal), then poll E2 until terminal."""
     world.log("Starting run (POST /start) ...")
     client.start_run(run_id)
     world.log("Waiting for scoring to complete ...")
-    return poll_run(client, run_id, world=world, interval=interval, timeout=timeout)
+    return poll_run(client, run_id, world=world, interval=interval, timeout=timeout,
+                    full_items=full_items)
 
 
 def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any = None) -> None:
@@ -299,7 +318,8 @@ def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World
     world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
     outcome.extra["started"] = True
     outcome.run = start_and_wait(client, run_id, world=world, interval=opts.poll_interval,
-                                 timeout=opts.poll_timeout)
+                                 timeout=opts.poll_timeout,
+                                 full_items=opts.full_items)
     note_run(outcome.run, outcome, world)
     if outcome.run.get("status") == "failed":
         detail = outcome.run.get("error") or outcome.run.get("detail")
@@ -341,8 +361,9 @@ def _abandon(client: Any, outcome: Outcome, world: World) -> None:
     if outcome.extra.get("created") and not outcome.extra.get("started"):
         try:
             client.cancel_run(outcome.run_id, quick=True)
-        except NeensError as exc:
-            world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")
+        except NeensError:  # the run error already says why (often: the server is gone)
+            outcome.error = (outcome.error or "") + (
+                f"; run {outcome.run_id} could not be cancelled either")
 
 
 def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
@@ -362,6 +383,7 @@ def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) ->
         per_item_timeout=settings.timeout, concurrency=settings.concurrency,
         poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
         output_cap=settings.output_cap, policy=policy,
+        full_items=settings.json or settings.full_run_items,
     )
     try:
         run = None

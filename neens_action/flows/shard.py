@@ -374,7 +374,8 @@ def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) 
                 client.start_run(outcome.run_id)
             world.log("Waiting for scoring to complete ...")
             run = poll_run(client, outcome.run_id, world=world,
-                           interval=settings.poll_interval, timeout=settings.poll_timeout)
+                           interval=settings.poll_interval, timeout=settings.poll_timeout,
+                           full_items=bool(settings.json or settings.full_run_items))
         outcome.run = dict(run)
         note_run(outcome.run, outcome, world)
         if outcome.run.get("status") == "failed":

@@ -18,7 +18,7 @@ class Table:
     footer: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)  # one per item: 10,000 items must stay cheap
 class ItemVerdict:
     """One golden item as the server scored it (JUnit test case, failed-item list)."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,10 +50,11 @@ def terminate(proc, log) -> str:
     proc.send_signal(signal.SIGTERM)
     try:
         out, _ = proc.communicate(timeout=EXIT_WITHIN)
-    except Exception:
+    except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate(timeout=10)
-        raise AssertionError(f"no exit within {EXIT_WITHIN}s of SIGTERM:\n{log.read_text()}")
+        raise AssertionError(
+            f"no exit within {EXIT_WITHIN}s of SIGTERM:\n{log.read_text()}") from None
     err = log.read_text()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and KEY not in err + out

@@ -53,6 +53,12 @@ def _legacy(span: dict[str, Any]) -> tuple[list[str], str | None]:
     return keys, unquote(str(run)) if run else None
 
 
+def traced_items(ctx: Context, run_id: str) -> set[str]:
+    """Ids of the run's items that received at least one span."""
+    return {r["item_id"] for r in ctx.db.all(
+        "SELECT DISTINCT item_id FROM spans WHERE run_id = ?", (run_id,))}
+
+
 def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
     """The session of one item from every stored span (None when no span arrived)."""
     rows = ctx.db.all("SELECT * FROM spans WHERE run_id = ? AND item_id = ?", (run_id, item_id))

@@ -1,0 +1,126 @@
+"""Reliability rules of issue 10 with fakes at the edge: polling survives transient faults
+within its budget, a failed ci-result on an errored run stays one error line, and a signal
+during the ci-result interrupts it (exit 130, our run cancelled)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from neens_action import pipeline
+from neens_action.errors import Interrupted, NeensApiError, RunError
+from neens_action.flows import common
+from neens_action.outcome import Outcome
+from neens_action.world import Clock, World
+
+
+class FakeClock(Clock):
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def world() -> World:
+    return World(environ={}, err=io.StringIO(), out=io.StringIO(), clock=FakeClock())
+
+
+def transient() -> NeensApiError:
+    return NeensApiError("GET /preprod-evals/r failed: connection reset", status=None)
+
+
+def test_polling_survives_transient_faults():
+    answers = [transient(), NeensApiError("x failed: HTTP 503", status=503),
+               {"status": "running"}, transient(), {"status": "completed"}]
+
+    def fetch():
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    w = world()
+    run = common.poll_until(fetch, world=w, interval=1.0, timeout=60)
+    assert run["status"] == "completed" and not answers
+    log = w.err.getvalue()
+    assert log.count("(still polling)") == 2 and "run status: completed" in log
+
+
+def test_polling_gives_up_at_the_budget_or_after_a_long_outage():
+    def down():
+        raise transient()
+
+    w = world()
+    with pytest.raises(NeensApiError):
+        common.poll_until(down, world=w, interval=5.0, timeout=30)
+    assert 30 <= w.clock.now < 36
+    w = world()
+    with pytest.raises(NeensApiError):
+        common.poll_until(down, world=w, interval=5.0, timeout=3600)
+    assert common.MAX_OUTAGE <= w.clock.now < common.MAX_OUTAGE + 6
+
+
+def test_polling_stops_at_once_on_a_permanent_error():
+    calls = []
+
+    def gone():
+        calls.append(1)
+        raise NeensApiError("GET /preprod-evals/r failed: HTTP 404: no such run", status=404)
+
+    with pytest.raises(NeensApiError):
+        common.poll_until(gone, world=world(), interval=1.0, timeout=60)
+    assert len(calls) == 1
+
+
+def test_poll_timeout_is_still_a_run_error():
+    w = world()
+    with pytest.raises(RunError):
+        common.poll_until(lambda: {"status": "running"}, world=w, interval=1.0, timeout=3)
+
+
+class ReportClient:
+    base_url = "http://neens.test"
+
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.fail = fail
+        self.cancelled: list[str] = []
+
+    def post_ci_result(self, run_id, body, quick=False):
+        if self.fail is not None:
+            raise self.fail
+
+    def cancel_run(self, run_id, quick=False):
+        self.cancelled.append(run_id)
+
+
+def test_failed_report_of_an_errored_run_is_folded_into_the_error_line():
+    w = world()
+    outcome = Outcome(mode="run", run_id="r1", error="GET /x failed: connection refused")
+    assert pipeline.report_ci_result(outcome, ReportClient(transient()), world=w) is False
+    assert w.err.getvalue() == ""
+    assert outcome.error.endswith("the build verdict could not be reported to Neens either")
+
+
+def test_failed_report_of_a_gated_run_is_one_warning():
+    w = world()
+    outcome = Outcome(mode="run", run_id="r1", gate={"passed": True})
+    pipeline.report_ci_result(outcome, ReportClient(transient()), world=w)
+    assert w.err.getvalue().startswith("neens: warning: could not report the build verdict")
+    assert outcome.error is None
+
+
+def test_a_signal_during_the_report_interrupts_it_and_cancels_our_run():
+    w = world()
+    client = ReportClient(Interrupted("interrupted by SIGTERM"))
+    outcome = Outcome(mode="run", run_id="r1", gate={"passed": True}, extra={"created": True})
+    report = pipeline.conclude(outcome, world=w, client=client,
+                               build=lambda o: o, decide=lambda o: (
+                                   (130, "errored") if o.interrupted else (0, "passed")))
+    assert report.interrupted and (outcome.exit_code, outcome.build_verdict) == (130, "errored")
+    assert client.cancelled == ["r1"]
+    assert "while reporting the build verdict" in outcome.error
