@@ -1,2 +1,3 @@
-"""Benchmarks: ``python -m bench pull`` (see bench/pull.py). Results are printed as figures
-and ratios measured side by side in one run, never compared with numbers from elsewhere."""
+"""Benchmarks: ``python -m bench all`` (the suite, bench/suite.py; README.md has the figures)
+and ``python -m bench pull`` (bench/pull.py). Results are printed as figures and ratios
+measured side by side in one run, never compared with numbers from elsewhere."""

@@ -1,21 +1,29 @@
-"""``python -m bench <name> [options]``: run one benchmark."""
+"""``python -m bench <name> [options]``: ``all`` (the suite, bench/suite.py) or ``pull``."""
 
 from __future__ import annotations
 
 import sys
 
+USAGE = ("usage: python -m bench all [--only SECTIONS] [--sizes 1000,10000] "
+         "[--concurrency 1,8,32] [--skip-vendor] ...\n"
+         "       python -m bench pull [--items N] [--concurrency N] [--skip-vendor] ...\n"
+         "(python -m bench all --help lists every option)")
+
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m bench pull [--items N] [--concurrency N] [--skip-vendor] ...",
-              file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
+    if name == "all":
+        from bench.suite import main as suite_main
+
+        return suite_main(rest)
     if name == "pull":
         from bench.pull import main as pull_main
 
         return pull_main(rest)
-    print(f"bench: unknown benchmark {name!r} (known: pull)", file=sys.stderr)
+    print(f"bench: unknown benchmark {name!r} (known: all, pull)", file=sys.stderr)
     return 2
 
 

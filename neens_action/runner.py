@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -72,6 +73,12 @@ class _Tail:
 
 
 _Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
+# Each invocation leads its own session / process group, so a kill reaches grandchildren.
+# (Popen, not os.posix_spawn: Popen releases the GIL while it launches, so the workers'
+# launches overlap; posix_spawn measured slower with 8 workers.)
+_SESSION: dict[str, Any] = (
+    {"start_new_session": True} if _POSIX
+    else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)})
 
 
 def _pidfd(pid: int) -> int | None:
@@ -119,6 +126,7 @@ class Runner:
         self.keep_output = keep_output  # keep output of successful invocations too
         self.clock = clock
         self._lock = threading.Lock()
+        self._resolved: dict[str, Sequence[str]] = {}  # PATH -> argv with a resolved program
         self._live: dict[int, subprocess.Popen] = {}
         self._stopping = False
 
@@ -222,11 +230,6 @@ class Runner:
     def run_one(self, job: Job) -> Invocation:
         """Run the command once for ``job`` (blocking) and return its record."""
         shell = isinstance(self.command, str)
-        kwargs: dict[str, Any] = {}
-        if _POSIX:
-            kwargs["start_new_session"] = True
-        else:  # pragma: no cover - Windows
-            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         start = self.clock()
         if self._stopping:
             return self._invocation(job, error="not run (interrupted)")
@@ -235,9 +238,9 @@ class Runner:
         try:
             env = job.env() if callable(job.env) else job.env
             proc = subprocess.Popen(
-                self.command, shell=shell, env=dict(env),
+                self._argv(env), shell=shell, env=dict(env),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                close_fds=True, **kwargs,
+                close_fds=True, **_SESSION,
             )
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
@@ -267,6 +270,19 @@ class Runner:
         if self.keep_output or not inv.ok:
             inv.output = tail.text()
         return inv
+
+    def _argv(self, env: Mapping[str, str]) -> Sequence[str] | str:
+        """The command with its program resolved once per PATH (not once per item: a PATH
+        search costs a stat, or a failed exec in the child, per directory)."""
+        if isinstance(self.command, str) or os.sep in self.command[0]:
+            return self.command
+        path = env.get("PATH", os.defpath)
+        cached = self._resolved.get(path)
+        if cached is None:
+            found = shutil.which(self.command[0], path=path)
+            cached = [os.path.abspath(found), *self.command[1:]] if found else self.command
+            self._resolved[path] = cached
+        return cached
 
     @staticmethod
     def _feed(stdin: Any, data: bytes, offset: int) -> int:

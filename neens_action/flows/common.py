@@ -62,8 +62,13 @@ def poll_until(
     prefix: str = "  run status: ",
     on_poll: Callable[[dict[str, Any]], None] | None = None,
     what: str = "scoring",
+    nearly_done: Callable[[dict[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
     """Call ``fetch`` until ``is_done``; log a line whenever ``describe`` changes.
+
+    While ``nearly_done(obj)`` holds (e.g. every item is scored, only the verdict is
+    pending) the next poll comes after :data:`FIRST_DELAY` instead of the backed-off delay,
+    so the verdict is seen within a second of the server finishing.
 
     Raises RunError when ``timeout`` seconds pass first (with the last state in the
     message). A transient API error from ``fetch`` is logged once and polling goes on (the
@@ -102,7 +107,16 @@ def poll_until(
         if remaining <= 0:
             raise RunError(f"{what} did not finish within {timeout:g}s (last status: {text}); "
                            "raise --poll-timeout or check the run in Neens")
-        clock.sleep(min(next(delays), remaining))
+        delay = next(delays)
+        if nearly_done is not None and nearly_done(obj):
+            delay = min(delay, FIRST_DELAY)
+        clock.sleep(min(delay, remaining))
+
+
+def all_scored(run: dict[str, Any]) -> bool:
+    """A started run whose every item is scored: only its verdict is still to come."""
+    total = _int(run.get("total"))
+    return run.get("status") == "running" and total > 0 and _int(run.get("completed")) >= total
 
 
 def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout: float,
@@ -126,7 +140,7 @@ def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout
     fetch = summary or client.get_run
     try:
         run = poll_until(lambda: fetch(run_id), world=world, interval=interval,
-                         timeout=timeout, on_poll=watch)
+                         timeout=timeout, on_poll=watch, nearly_done=all_scored)
     except RunError as exc:
         if seen["legacy"]:
             raise RunError(f"{exc} ({seen['legacy']})") from None

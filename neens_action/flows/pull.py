@@ -314,6 +314,7 @@ def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World
     outcome.invocations = run_agents(opts.command, jobs, world=world,
                                      timeout=opts.per_item_timeout,
                                      concurrency=opts.concurrency, output_cap=opts.output_cap)
+    del jobs  # before the terminal run (with its items) is read
     ok = sum(1 for inv in outcome.invocations if inv.ok)
     world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
     outcome.extra["started"] = True

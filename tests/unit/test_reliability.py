@@ -5,6 +5,7 @@ during the ci-result interrupts it (exit 130, our run cancelled)."""
 from __future__ import annotations
 
 import io
+import itertools
 
 import pytest
 
@@ -124,3 +125,39 @@ def test_a_signal_during_the_report_interrupts_it_and_cancels_our_run():
     assert report.interrupted and (outcome.exit_code, outcome.build_verdict) == (130, "errored")
     assert client.cancelled == ["r1"]
     assert "while reporting the build verdict" in outcome.error
+
+
+def test_polling_is_fast_once_every_item_is_scored():
+    states = [{"status": "running", "completed": 1, "total": 3}] * 3 + \
+             [{"status": "running", "completed": 3, "total": 3}] * 4 + [{"status": "completed"}]
+    answers = iter(states)
+    w = world()
+    starts = []
+
+    def fetch():
+        starts.append(w.clock.now)
+        return next(answers)
+
+    common.poll_until(fetch, world=w, interval=5.0, timeout=600,
+                      nearly_done=common.all_scored)
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert gaps[:3] == [0.5, 1.0, 2.0]  # backing off while items are being scored
+    assert gaps[3:] == [common.FIRST_DELAY] * 4  # then fast: the verdict is imminent
+
+
+def test_poll_run_reads_the_items_once_at_the_end():
+    class Client:
+        def __init__(self):
+            self.calls = []
+
+        def get_run_summary(self, run_id):
+            self.calls.append("summary")
+            return {"status": "completed", "completed": 1, "total": 1}
+
+        def get_run(self, run_id, slim=False):
+            self.calls.append(f"full slim={slim}")
+            return {"status": "completed", "items": [{"datasetVersionItemId": "a"}]}
+
+    client = Client()
+    run = common.poll_run(client, "r", world=world(), interval=1, timeout=10, full_items=False)
+    assert run["items"] and client.calls == ["summary", "full slim=True"]
