@@ -152,3 +152,23 @@ def run_checks(client: NeensClient | None, base_url: str, api_key: str | None,
     checks.append(check_otlp_accepts(env))
     checks.append(check_headers_carry_key(env, api_key))
     return checks
+
+
+def preflight(client: NeensClient | None, base_url: str, api_key: str | None,
+              env: Mapping[str, str], log: Callable[[str], None], *,
+              agent_traces: bool = True) -> str | None:
+    """Run the checks before a CI run (``doctor: true``); None when all pass, else why not.
+
+    ``agent_traces`` is False when Neens calls the agent itself (push): the OTLP checks
+    then do not apply and are not run.
+    """
+    log(f"neens doctor: {base_url or '(no base URL)'}")
+    checks = run_checks(client, base_url, api_key, env)
+    if not agent_traces:
+        checks = checks[:2]
+    for check in checks:
+        log(check.line())
+    failed = [c.name for c in checks if not c.ok]
+    if not failed:
+        return None
+    return f"neens doctor: {len(failed)} check(s) failed: {'; '.join(failed)} (fixes in the log)"

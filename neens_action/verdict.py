@@ -64,7 +64,8 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _results(policy_eval: Any) -> list[Any]:
+def policy_results(policy_eval: Any) -> list[Any]:
+    """The rule results of a PolicyEval (or of its ``to_json()`` dict); [] without one."""
     if policy_eval is None:
         return []
     if isinstance(policy_eval, dict):
@@ -72,7 +73,8 @@ def _results(policy_eval: Any) -> list[Any]:
     return list(getattr(policy_eval, "results", None) or [])
 
 
-def _field(result: Any, name: str) -> Any:
+def result_field(result: Any, name: str) -> Any:
+    """One field of a rule result, whether it is an object or a dict."""
     if isinstance(result, dict):
         return result.get(name)
     return getattr(result, name, None)
@@ -81,14 +83,14 @@ def _field(result: Any, name: str) -> Any:
 def rule_entries(policy_eval: Any) -> list[dict[str, Any]]:
     """Policy results as ci-result ``rules[]`` entries."""
     rules = []
-    for r in _results(policy_eval):
+    for r in policy_results(policy_eval):
         rules.append({
-            "rule": _field(r, "dimension"),
-            "observed": _finite(_field(r, "observed")),
-            "threshold": _finite(_field(r, "threshold")),
-            "severity": _field(r, "severity"),
-            "outcome": _field(r, "status"),
-            "message": _field(r, "reason") or "",
+            "rule": result_field(r, "dimension"),
+            "observed": _finite(result_field(r, "observed")),
+            "threshold": _finite(result_field(r, "threshold")),
+            "severity": result_field(r, "severity"),
+            "outcome": result_field(r, "status"),
+            "message": result_field(r, "reason") or "",
         })
     return rules
 

@@ -7,11 +7,16 @@ from typing import Any
 import click
 
 from neens_action.cli import CONTEXT
-from neens_action.commands.eval_run import (
+from neens_action.commands.options import (
     connection_options,
     declares_gates,
+    gate_options,
     load_policy,
+    no_gate_option,
+    output_options,
     policy_options,
+    poll_options,
+    provenance_options,
 )
 
 
@@ -27,25 +32,13 @@ from neens_action.commands.eval_run import (
 @click.option("--baseline", metavar="SPEC",
               help="branch:<name> | run:<run id> | prod | prod:<range> "
                    "(default in CI: branch:<default branch>).")
-@click.option("--max-regressions", type=int, metavar="N", help="Gate: fail if regressions > N.")
-@click.option("--min-pass-rate", type=float, metavar="R",
-              help="Gate: fail if pass rate < R (0..1).")
-@click.option("--gates", metavar="active|ID,ID",
-              help="Replay + enforce eval gates (env NEENS_GATES).")
-@click.option("--git-sha", metavar="SHA", help="Candidate commit (default: detected in CI).")
-@click.option("--branch", metavar="NAME", help="Candidate branch (default: detected in CI).")
-@click.option("--pr-number", type=int, metavar="N", help="Pull/merge request number.")
-@click.option("--pr-url", metavar="URL", help="Pull/merge request URL.")
-@click.option("--repo", metavar="OWNER/NAME", help="Repository (env NEENS_REPO).")
+@gate_options
+@provenance_options("Replay + enforce eval gates (env NEENS_GATES).")
 @policy_options
 @connection_options
-@click.option("--poll-interval", type=float, default=5.0, show_default=True, metavar="SECONDS",
-              help="Longest wait between status polls (polling starts at 0.5 s).")
-@click.option("--poll-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
-              help="Overall scoring budget (also the deadline of the push trigger).")
-@click.option("--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
-@click.option("--json", "json_out", is_flag=True, help="Machine-readable result on stdout.")
-@click.option("--junit", metavar="PATH", help="Write a JUnit XML report to PATH.")
+@poll_options("Overall scoring budget (also the deadline of the push trigger).")
+@no_gate_option
+@output_options
 def push_command(json_out: bool, junit: str | None, **flags: Any) -> int:
     """Create a push run: Neens calls your agent_http connection once per frozen prompt,
     scores the answers, and the build gates on the verdict (no harness, no OTel wiring).

@@ -7,52 +7,19 @@ from typing import Any
 import click
 
 from neens_action.cli import CONTEXT
+from neens_action.commands.options import (
+    agent_options,
+    connection_options,
+    declares_gates,
+    gate_options,
+    load_policy,
+    no_gate_option,
+    policy_options,
+    poll_options,
+    provenance_options,
+)
 
 _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
-
-
-def load_policy(path: str | None, overrides: dict[str, Any]) -> Any:
-    """``policy.build_policy`` (None without a file and without override flags)."""
-    if not path and not overrides:
-        return None
-    from neens_action import policy as policy_mod
-
-    return policy_mod.build_policy(path, overrides)
-
-
-def declares_gates(policy: Any) -> bool:
-    """True when the policy file has a ``gates`` block (it implies creating a run)."""
-    block = getattr(policy, "gates_block", None)
-    return bool(callable(block) and block() is not None)
-
-
-def policy_options(f: Any) -> Any:
-    for decorator in reversed([
-        click.option("--gate-policy", metavar="FILE",
-                     help="Gate-as-code policy file (env NEENS_GATE_POLICY)."),
-        click.option("--max-cost-delta-pct", type=float, metavar="PCT",
-                     help="Block if avg cost rises more than PCT% vs baseline."),
-        click.option("--max-latency-delta-pct", type=float, metavar="PCT",
-                     help="Block if avg latency rises more than PCT% vs baseline."),
-        click.option("--min-avg-score", type=float, metavar="R",
-                     help="Block if the run's avg score is below R (0..1)."),
-        click.option("--max-abs-failures", type=int, metavar="N",
-                     help="Block if absolute candidate failures exceed N."),
-    ]):
-        f = decorator(f)
-    return f
-
-
-def connection_options(f: Any) -> Any:
-    for decorator in reversed([
-        click.option("--base-url", metavar="URL", help="Neens API origin (env NEENS_BASE_URL)."),
-        click.option("--api-key", metavar="KEY",
-                     help="nk_live_… project key (env NEENS_API_KEY; prefer the variable)."),
-        click.option("--project-id", metavar="ID",
-                     help="X-Neens-Project-Id (env NEENS_PROJECT_ID; usually unneeded)."),
-    ]):
-        f = decorator(f)
-    return f
 
 
 @click.command("run", context_settings=_OPTS)
@@ -67,26 +34,13 @@ def connection_options(f: Any) -> Any:
 @click.option("--baseline", metavar="SPEC",
               help="branch:<name> | run:<run id> | prod | prod:<range> "
                    "(default in CI: branch:<default branch>).")
-@click.option("--max-regressions", type=int, metavar="N", help="Gate: fail if regressions > N.")
-@click.option("--min-pass-rate", type=float, metavar="R",
-              help="Gate: fail if pass rate < R (0..1).")
-@click.option("--gates", metavar="active|ID,ID",
-              help="Replay + enforce eval gates; implies creating a run (env NEENS_GATES).")
-@click.option("--git-sha", metavar="SHA", help="Candidate commit (default: detected in CI).")
-@click.option("--branch", metavar="NAME", help="Candidate branch (default: detected in CI).")
-@click.option("--pr-number", type=int, metavar="N", help="Pull/merge request number.")
-@click.option("--pr-url", metavar="URL", help="Pull/merge request URL.")
-@click.option("--repo", metavar="OWNER/NAME", help="Repository (env NEENS_REPO).")
+@gate_options
+@provenance_options("Replay + enforce eval gates; implies creating a run (env NEENS_GATES).")
 @policy_options
 @connection_options
-@click.option("--timeout", type=float, metavar="SECONDS", help="Per-item command timeout.")
-@click.option("--concurrency", type=int, default=1, show_default=True,
-              help="Parallel item invocations.")
-@click.option("--poll-interval", type=float, default=5.0, show_default=True, metavar="SECONDS",
-              help="Longest wait between status polls (polling starts at 0.5 s).")
-@click.option("--poll-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
-              help="Overall scoring budget.")
-@click.option("--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
+@agent_options("item")
+@poll_options()
+@no_gate_option
 @click.option("--shard", metavar="I/N",
               help="Sharding: replay only this job's share of --run-id's items (1-based); "
                    "implies --no-start.")

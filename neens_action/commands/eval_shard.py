@@ -31,7 +31,7 @@ def flow_for(step: str, settings: Any, *, client: Any, world: World, policy: Any
         return lambda: shard.run_create_only(settings, client=client, world=world,
                                              policy=policy)
     if step == "shard":
-        return lambda: shard.run_shard(settings, client=client, world=world)
+        return lambda: shard.run_shard(settings, client=client, world=world, policy=policy)
     return lambda: shard.run_finish(settings, client=client, world=world, policy=policy)
 
 

@@ -7,7 +7,15 @@ from typing import Any
 import click
 
 from neens_action.cli import CONTEXT
-from neens_action.commands.eval_run import connection_options, load_policy, policy_options
+from neens_action.commands.options import (
+    agent_options,
+    connection_options,
+    gate_options,
+    load_policy,
+    no_gate_option,
+    policy_options,
+    poll_options,
+)
 
 _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
 
@@ -23,9 +31,7 @@ _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=Fals
               help="Run name (default: '<label> (watch #N)').")
 @click.option("--baseline", metavar="SPEC",
               help="branch:<name> | run:<run id> | prod | prod:<range> (no CI default here).")
-@click.option("--max-regressions", type=int, metavar="N", help="Gate: fail if regressions > N.")
-@click.option("--min-pass-rate", type=float, metavar="R",
-              help="Gate: fail if pass rate < R (0..1).")
+@gate_options
 @click.option("--path", "paths", multiple=True, metavar="P",
               help="Directory or file to watch (repeatable). [default: .]")
 @click.option("--include", multiple=True, metavar="GLOB",
@@ -40,14 +46,9 @@ _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=Fals
               help="Run one iteration and exit with its gate code (for a pre-push hook).")
 @policy_options
 @connection_options
-@click.option("--timeout", type=float, metavar="SECONDS", help="Per-item command timeout.")
-@click.option("--concurrency", type=int, default=1, show_default=True,
-              help="Parallel item invocations.")
-@click.option("--poll-interval", type=float, default=5.0, show_default=True, metavar="SECONDS",
-              help="Longest wait between status polls (polling starts at 0.5 s).")
-@click.option("--poll-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
-              help="Scoring budget per iteration.")
-@click.option("--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
+@agent_options("item")
+@poll_options("Scoring budget per iteration.")
+@no_gate_option
 @click.option("--json", "json_out", is_flag=True,
               help="One compact JSON object per iteration on stdout.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND...")

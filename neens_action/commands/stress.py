@@ -18,7 +18,15 @@ from typing import Any
 import click
 
 from neens_action.cli import CONTEXT, make_lazy_group
-from neens_action.commands.eval_run import connection_options, load_policy, policy_options
+from neens_action.commands.options import (
+    agent_options,
+    connection_options,
+    load_policy,
+    no_gate_option,
+    output_options,
+    policy_options,
+    poll_options,
+)
 
 stress_group: click.Group = make_lazy_group(
     "stress",
@@ -304,16 +312,10 @@ def launch_command(suite_id: str, json_out: bool, **flags: Any) -> int:
 @launch_options
 @policy_options
 @connection_options
-@click.option("--timeout", type=float, metavar="SECONDS", help="Per-scenario command timeout.")
-@click.option("--concurrency", type=int, default=1, show_default=True,
-              help="Parallel scenario invocations.")
-@click.option("--poll-interval", type=float, default=5.0, show_default=True, metavar="SECONDS",
-              help="Longest wait between status polls (polling starts at 0.5 s).")
-@click.option("--poll-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
-              help="Overall scoring budget.")
-@click.option("--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
-@click.option("--json", "json_out", is_flag=True, help="Machine-readable result on stdout.")
-@click.option("--junit", metavar="PATH", help="Write a JUnit XML report to PATH.")
+@agent_options("scenario")
+@poll_options()
+@no_gate_option
+@output_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
 def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
                 **flags: Any) -> int:

@@ -94,6 +94,26 @@ def sweep_group() -> None:
     """Multi-model sweeps: N model arms x k repetitions over one frozen dataset, one verdict."""
 
 
+def _create_body(what: str, *, runner: bool, name: str | None, version_label: str | None,
+                 arms: tuple[str, ...], target: tuple[str | None, str | None, str | None],
+                 pass_k: int | None, judges: tuple[str, ...],
+                 budget_usd: float | None) -> dict[str, Any]:
+    """Validate the create flags of ``sweep start`` / ``sweep run --create``; the E13 body."""
+    from neens_action.flows import sweep as flows
+
+    missing = [flag for flag, value in (("--name", name), ("--version-label", version_label))
+               if not (value and value.strip())]
+    if missing:
+        raise UsageError(f"{what} needs {' and '.join(missing)}")
+    flows.check_pass_k(pass_k)
+    flows.check_budget(budget_usd)
+    return flows.sweep_body(
+        arms=flows.parse_arms(arms, runner=runner), target=flows.target_fields(*target),
+        pass_k=pass_k, judges=judges, name=name.strip() if name else None,
+        version_label=version_label.strip() if version_label else None, budget_usd=budget_usd,
+    )
+
+
 @sweep_group.command("preview", context_settings=CONTEXT)
 @click.option("--arm", "arms", multiple=True, metavar="LABEL=CONNECTION_ID",
               help="an arm: a registered agent_http connection (repeatable)")
@@ -144,18 +164,9 @@ def start_command(name: str | None, version_label: str | None, arms: tuple[str, 
     """Launch a push sweep (Neens calls each arm's connection) and optionally wait."""
     from neens_action.flows import sweep as flows
 
-    missing = [flag for flag, value in (("--name", name), ("--version-label", version_label))
-               if not (value and value.strip())]
-    if missing:
-        raise UsageError(f"sweep start needs {' and '.join(missing)}")
-    flows.check_pass_k(pass_k)
-    flows.check_budget(budget_usd)
-    body = flows.sweep_body(
-        arms=flows.parse_arms(arms, runner=False),
-        target=flows.target_fields(dataset_id, dataset_version_id, scenario_suite_id),
-        pass_k=pass_k, judges=judges, name=name.strip() if name else None,
-        version_label=version_label.strip() if version_label else None, budget_usd=budget_usd,
-    )
+    body = _create_body("sweep start", runner=False, name=name, version_label=version_label,
+                        arms=arms, target=(dataset_id, dataset_version_id, scenario_suite_id),
+                        pass_k=pass_k, judges=judges, budget_usd=budget_usd)
     poll = _poll(poll_interval, poll_timeout)
     client = make_client(base_url, api_key, project_id)
     world = World()
@@ -288,19 +299,10 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
     poll = _poll(poll_interval, poll_timeout)
     body = None
     if create:
-        missing = [flag for flag, value in (("--name", name), ("--version-label", version_label))
-                   if not (value and value.strip())]
-        if missing:
-            raise UsageError(f"sweep run --create needs {' and '.join(missing)}")
-        flows.check_pass_k(pass_k)
-        flows.check_budget(budget_usd)
-        body = flows.sweep_body(
-            arms=flows.parse_arms(arms, runner=True),
-            target=flows.target_fields(dataset_id, dataset_version_id, scenario_suite_id),
-            pass_k=pass_k, judges=judges, name=name.strip() if name else None,
-            version_label=version_label.strip() if version_label else None,
-            budget_usd=budget_usd,
-        )
+        body = _create_body("sweep run --create", runner=True, name=name,
+                            version_label=version_label, arms=arms,
+                            target=(dataset_id, dataset_version_id, scenario_suite_id),
+                            pass_k=pass_k, judges=judges, budget_usd=budget_usd)
     else:
         extra = [flag for flag, value in (
             ("--arm", arms), ("--name", name), ("--version-label", version_label),

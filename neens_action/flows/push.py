@@ -140,7 +140,8 @@ def drive_push(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world:
     return outcome
 
 
-def _cancel(client: Any, outcome: Outcome, world: World) -> None:
+def cancel_created_run(client: Any, outcome: Outcome, world: World) -> None:
+    """Best effort, one quick attempt: never leave a run we created waiting for traces."""
     try:
         client.cancel_run(outcome.run_id, quick=True)
         world.log(f"neens: cancelled run {outcome.run_id}")
@@ -161,11 +162,11 @@ def guarded(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: Wo
         outcome.error = "interrupted (SIGINT/SIGTERM)"
         world.log("neens: interrupted")
         if outcome.run_id:
-            _cancel(client, outcome, world)
+            cancel_created_run(client, outcome, world)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
         if outcome.run_id and not outcome.extra.get("triggered"):
-            _cancel(client, outcome, world)  # created but never triggered: do not leave it
+            cancel_created_run(client, outcome, world)  # created, never triggered: cancel it
     return outcome
 
 

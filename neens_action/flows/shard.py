@@ -187,7 +187,7 @@ def run_create_only(settings: Any, *, client: Any, world: World, policy: Any = N
 # -- shard ---------------------------------------------------------------------------------------
 
 
-def run_shard(settings: Any, *, client: Any, world: World) -> Outcome:
+def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
     """``--shard I/N`` (or ``--no-start``): replay this job's share; never start the run."""
     index = int(getattr(settings, "shard_index", 1) or 1)
     total = int(getattr(settings, "shard_total", 1) or 1)
@@ -201,7 +201,7 @@ def run_shard(settings: Any, *, client: Any, world: World) -> Outcome:
             prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
                                       branch=settings.branch, pr_number=settings.pr_number,
                                       pr_url=settings.pr_url, repo=settings.repo)
-            body = create_body(settings, prov, None)
+            body = create_body(settings, prov, policy)  # its gate is baked into the run
             label = body["version_label"]
             run = create_run(client, body, world=world, outcome=outcome)
         else:
@@ -315,7 +315,7 @@ def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
             f"Re-run the shard(s) that own them, then {resume_command(run_id)}")
 
 
-def wait_for_capture(client: Any, run: Mapping[str, Any], *, world: World,
+def wait_for_capture(client: Any, run_id: str, run: Mapping[str, Any], *, world: World,
                      budget: float) -> tuple[Mapping[str, Any], list[str] | None]:
     """Re-read the run for up to ``budget`` s while items still lack a trace (ingestion may
     lag the shard jobs); returns the last run object and its missing items."""
@@ -328,7 +328,7 @@ def wait_for_capture(client: Any, run: Mapping[str, Any], *, world: World,
         if remaining <= 0:
             break
         clock.sleep(min(next(delays), remaining))
-        run = client.get_run(str(run.get("id") or "")) or run
+        run = client.get_run(run_id) or run
         missing = missing_items(run)
     return run, missing
 
@@ -343,11 +343,10 @@ def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) 
         run = client.get_run(outcome.run_id)
         if not isinstance(run, Mapping) or not run:
             raise RunError(f"run {outcome.run_id}: the server returned no run object")
-        run = {**run, "id": run.get("id") or outcome.run_id}
         status = run.get("status")
         total = run.get("total") if isinstance(run.get("total"), int) else None
         if status == "awaiting_traces":
-            run, missing = wait_for_capture(client, run, world=world,
+            run, missing = wait_for_capture(client, outcome.run_id, run, world=world,
                                             budget=min(CAPTURE_WAIT, settings.poll_timeout))
             if missing is None:
                 msg = ("the server does not list the run's items, so traces could not be "

@@ -22,6 +22,7 @@ from neens_action import provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows import pull
 from neens_action.flows.common import describe_baseline, is_terminal, poll_run, poll_until
+from neens_action.flows.push import cancel_created_run
 from neens_action.outcome import Outcome
 from neens_action.settings import EvalRunSettings, _finite
 from neens_action.world import World
@@ -366,19 +367,11 @@ def run_stress(settings: StressSettings, *, client: Any, world: World,
             outcome.error = "interrupted (SIGINT/SIGTERM)"
             world.log("neens: interrupted")
             if outcome.run_id:
-                _cancel(client, outcome, world)
+                cancel_created_run(client, outcome, world)
         else:
             pull.handle_interrupt(client, outcome, world=world, command=settings.command)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
         if outcome.run_id and not outcome.extra.get("started"):
-            _cancel(client, outcome, world)  # launched but never driven: do not leave it
+            cancel_created_run(client, outcome, world)  # launched but never driven: do not leave it
     return outcome
-
-
-def _cancel(client: Any, outcome: Outcome, world: World) -> None:
-    try:
-        client.cancel_run(outcome.run_id, quick=True)
-        world.log(f"neens: cancelled run {outcome.run_id}")
-    except (NeensError, KeyboardInterrupt) as exc:
-        world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")

@@ -16,7 +16,7 @@ from typing import Any
 from neens_action.flows.common import describe_baseline
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.model import ItemVerdict, PolicyLine, Report, Table
-from neens_action.verdict import decide, gate_passed
+from neens_action.verdict import decide, gate_passed, policy_results, result_field
 
 NOT_COMPARED = "not compared (no baseline)"
 GATE_COLUMNS = ["GATE", "ENFORCED", "PASS RATE", "THRESHOLD", "SCORED", "VERDICT"]
@@ -143,26 +143,14 @@ def gates_table(rows: list[Any]) -> Table | None:
     return Table(title="eval gates", columns=list(GATE_COLUMNS), rows=out, footer=footer)
 
 
-def _results(policy_eval: Any) -> list[Any]:
-    if policy_eval is None:
-        return []
-    if isinstance(policy_eval, dict):
-        return list(policy_eval.get("results") or [])
-    return list(getattr(policy_eval, "results", None) or [])
-
-
-def _get(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-
 def policy_lines(policy_eval: Any) -> list[PolicyLine]:
-    return [PolicyLine(label=str(_get(r, "dimension") or "?"),
-                       severity=str(_get(r, "severity") or "block"),
-                       status=str(_get(r, "status") or "?"),
-                       observed=fmt_value(_get(r, "observed")),
-                       threshold=fmt_value(_get(r, "threshold")),
-                       reason=str(_get(r, "reason") or ""))
-            for r in _results(policy_eval)]
+    return [PolicyLine(label=str(result_field(r, "dimension") or "?"),
+                       severity=str(result_field(r, "severity") or "block"),
+                       status=str(result_field(r, "status") or "?"),
+                       observed=fmt_value(result_field(r, "observed")),
+                       threshold=fmt_value(result_field(r, "threshold")),
+                       reason=str(result_field(r, "reason") or ""))
+            for r in policy_results(policy_eval)]
 
 
 def item_key(row: dict[str, Any]) -> str:

@@ -1,0 +1,111 @@
+"""Option groups shared by the eval-style commands (run, push, watch, stress run).
+
+Each group is a decorator adding its options in the order listed, so every command spells a
+flag, its type and its help the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+Decorator = Callable[[Any], Any]
+
+
+def stack(*decorators: Decorator) -> Decorator:
+    """Apply ``decorators`` so their options appear in the given order in ``--help``."""
+
+    def apply(f: Any) -> Any:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+def load_policy(path: str | None, overrides: dict[str, Any]) -> Any:
+    """``policy.build_policy`` (None without a file and without override flags)."""
+    if not path and not overrides:
+        return None
+    from neens_action import policy as policy_mod
+
+    return policy_mod.build_policy(path, overrides)
+
+
+def declares_gates(policy: Any) -> bool:
+    """True when the policy file has a ``gates`` block (it implies creating a run)."""
+    block = getattr(policy, "gates_block", None)
+    return bool(callable(block) and block() is not None)
+
+
+policy_options = stack(
+    click.option("--gate-policy", metavar="FILE",
+                 help="Gate-as-code policy file (env NEENS_GATE_POLICY)."),
+    click.option("--max-cost-delta-pct", type=float, metavar="PCT",
+                 help="Block if avg cost rises more than PCT% vs baseline."),
+    click.option("--max-latency-delta-pct", type=float, metavar="PCT",
+                 help="Block if avg latency rises more than PCT% vs baseline."),
+    click.option("--min-avg-score", type=float, metavar="R",
+                 help="Block if the run's avg score is below R (0..1)."),
+    click.option("--max-abs-failures", type=int, metavar="N",
+                 help="Block if absolute candidate failures exceed N."),
+)
+
+connection_options = stack(
+    click.option("--base-url", metavar="URL", help="Neens API origin (env NEENS_BASE_URL)."),
+    click.option("--api-key", metavar="KEY",
+                 help="nk_live_… project key (env NEENS_API_KEY; prefer the variable)."),
+    click.option("--project-id", metavar="ID",
+                 help="X-Neens-Project-Id (env NEENS_PROJECT_ID; usually unneeded)."),
+)
+
+gate_options = stack(
+    click.option("--max-regressions", type=int, metavar="N", help="Gate: fail if regressions > N."),
+    click.option("--min-pass-rate", type=float, metavar="R",
+                 help="Gate: fail if pass rate < R (0..1)."),
+)
+
+
+def provenance_options(gates_help: str) -> Decorator:
+    """``--gates`` and the candidate's provenance (detected in CI when omitted)."""
+    return stack(
+        click.option("--gates", metavar="active|ID,ID", help=gates_help),
+        click.option("--git-sha", metavar="SHA",
+                     help="Candidate commit (default: detected in CI)."),
+        click.option("--branch", metavar="NAME",
+                     help="Candidate branch (default: detected in CI)."),
+        click.option("--pr-number", type=int, metavar="N", help="Pull/merge request number."),
+        click.option("--pr-url", metavar="URL", help="Pull/merge request URL."),
+        click.option("--repo", metavar="OWNER/NAME", help="Repository (env NEENS_REPO)."),
+    )
+
+
+def agent_options(unit: str = "item") -> Decorator:
+    """``--timeout`` and ``--concurrency`` for the user's agent command."""
+    return stack(
+        click.option("--timeout", type=float, metavar="SECONDS",
+                     help=f"Per-{unit} command timeout."),
+        click.option("--concurrency", type=int, default=1, show_default=True,
+                     help=f"Parallel {unit} invocations."),
+    )
+
+
+def poll_options(timeout_help: str = "Overall scoring budget.") -> Decorator:
+    return stack(
+        click.option("--poll-interval", type=float, default=5.0, show_default=True,
+                     metavar="SECONDS",
+                     help="Longest wait between status polls (polling starts at 0.5 s)."),
+        click.option("--poll-timeout", type=float, default=1800.0, show_default=True,
+                     metavar="SECONDS", help=timeout_help),
+    )
+
+
+no_gate_option = click.option(
+    "--no-gate", is_flag=True, help="A failed gate exits 0 (a run error still exits 2).")
+
+output_options = stack(
+    click.option("--json", "json_out", is_flag=True, help="Machine-readable result on stdout."),
+    click.option("--junit", metavar="PATH", help="Write a JUnit XML report to PATH."),
+)

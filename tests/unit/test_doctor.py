@@ -1,0 +1,37 @@
+"""The doctor's pure parts: endpoint and header parsing, the header check, preflight."""
+
+from __future__ import annotations
+
+from neens_action import doctor
+
+
+def test_traces_endpoint_prefers_the_traces_variable() -> None:
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a/", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b/v1/traces"}
+    assert doctor.traces_endpoint(env) == "http://b/v1/traces"
+    assert doctor.traces_endpoint({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a/"}) == "http://a/v1/traces"
+    assert doctor.traces_endpoint({}) is None
+
+
+def test_exporter_headers_are_percent_decoded_and_traces_headers_win() -> None:
+    env = {"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20k1,x=1",
+           "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "Authorization=Bearer k2, bad"}
+    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k2", "x": "1"}
+
+
+def test_header_check_never_shows_the_key() -> None:
+    ok = doctor.check_headers_carry_key(
+        {"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer nk_live_s"}, "nk_live_s")
+    assert ok.ok
+    bad = doctor.check_headers_carry_key(
+        {"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer other"}, "nk_live_s")
+    assert not bad.ok and "nk_live_s" not in bad.line() and "fix:" in bad.line()
+
+
+def test_preflight_without_agent_traces_runs_only_the_api_checks() -> None:
+    lines: list[str] = []
+    why = doctor.preflight(None, "", None, {}, lines.append, agent_traces=False)
+    assert why is not None and why.startswith("neens doctor: 2 check(s) failed")
+    assert len([x for x in lines if x.startswith("  ")]) == 2
+    lines.clear()
+    why = doctor.preflight(None, "", None, {}, lines.append)
+    assert why is not None and "5 check(s) failed" in why
