@@ -288,6 +288,11 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
             if failure:
                 base_url = getattr(plan.client, "base_url", "")
                 flow = lambda: Outcome(mode=plan.mode, error=failure, base_url=base_url)  # noqa: E731
+        if inputs.get("doctor") and flow is plan.flow:
+            failure = preflight(ctx, plan)
+            if failure:
+                base_url = getattr(plan.client, "base_url", "")
+                flow = lambda: Outcome(mode=plan.mode, error=failure, base_url=base_url)  # noqa: E731
         junit = artifact_path(ctx, "junit-file")
         from neens_action import pipeline
 
@@ -317,6 +322,17 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     finally:
         if plan is not None and plan.close is not None:
             plan.close()
+
+
+def preflight(ctx: CiContext, plan: ModePlan) -> str | None:
+    """``doctor: true``: the ``neens doctor`` checks, in the agents' environment."""
+    from neens_action.doctor import preflight as run_preflight
+
+    client = plan.client
+    base_url = getattr(client, "base_url", "") or ctx.inputs.get("base-url", "")
+    agent_traces = bool(ctx.inputs.get("command"))  # push-style modes send no agent traces
+    return run_preflight(client, base_url, ctx.inputs.get("api-key") or None,
+                         ctx.world.environ, ctx.world.log, agent_traces=agent_traces)
 
 
 def artifact_path(ctx: CiContext, name: str) -> str | None:

@@ -82,6 +82,7 @@ INPUTS: list[Input] = [
     Input("comment", "choice", "update", "PR/MR comment: update | new | off",
           choices=("update", "new", "off")),
     Input("summary", "bool", "true", "write the job summary"),
+    Input("doctor", "bool", "false", "run `neens doctor` checks before anything else"),
     Input("matrix-key", "str", "", "matrix leg, keys the sticky comment",
           fallback="NEENS_MATRIX_KEY"),
     Input("junit-file", "path", "neens-junit.xml", "JUnit XML report path"),
