@@ -38,12 +38,16 @@ from requests.auth import AuthBase
 from neens_action import __version__
 from neens_action.errors import NeensApiError
 from neens_action.http_util import (
+    SLIM_ITEM_KEYS,
     STATUS_HINTS,
     backoff_delay,
+    decode_json,
     error_detail,
-    json_kind,
+    expect_object,
     never_sent,
+    no_run_items,
     parse_retry_after,
+    slim_run_item,
     transport_failure,
 )
 
@@ -218,16 +222,7 @@ class NeensClient:
         return None
 
     def _object(self, method: str, path: str, data: Any) -> dict:
-        """``data`` when it is a JSON object ({} for an empty body); else an error."""
-        if data is None:
-            return {}
-        if isinstance(data, dict):
-            return data
-        raise NeensApiError(
-            f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
-            "JSON object was expected); is --base-url the Neens API origin?",
-            status=200, method=method, path=path,  # a 2xx answer: not transient
-        )
+        return expect_object(method, path, data)
 
     def _redact(self, text: str) -> str:
         if self._api_key and self._api_key in text:
@@ -236,18 +231,8 @@ class NeensClient:
 
     def _decode(self, method: str, path: str, resp: requests.Response,
                 object_hook: Callable[[dict], Any] | None = None) -> Any:
-        raw = resp.content
-        if not raw or not raw.strip():
-            return None
-        try:
-            return json.loads(raw, object_hook=object_hook)  # bytes: no decoded copy
-        except (UnicodeDecodeError, ValueError):
-            ctype = resp.headers.get("Content-Type", "unknown content type")
-            raise NeensApiError(
-                f"{method} {path} returned a non-JSON response (HTTP {resp.status_code}, "
-                f"{ctype.split(';')[0]}); is --base-url the Neens API origin?",
-                status=resp.status_code, method=method, path=path,
-            ) from None
+        return decode_json(method, path, resp.status_code, resp.content,
+                           resp.headers.get("Content-Type", ""), object_hook)
 
     def _status_error(self, method: str, path: str, resp: requests.Response) -> NeensApiError:
         try:
@@ -292,7 +277,7 @@ class NeensClient:
         key = f"neens-action-{uuid.uuid4().hex}"
         run = self._object("POST", "/preprod-evals",
                            self.request("POST", "/preprod-evals", body=body,
-                                        idempotency_key=key, object_hook=_no_run_items))
+                                        idempotency_key=key, object_hook=no_run_items))
         if isinstance(run.get("items"), list):  # not kept: E3 lists the frozen items
             run.pop("items")
         return run
@@ -304,7 +289,7 @@ class NeensClient:
         if not slim:
             return self._get_object(path)
         return self._object("GET", path, self.request("GET", path, safe=True,
-                                                      object_hook=_slim_run_item))
+                                                      object_hook=slim_run_item))
 
     def get_run_summary(self, run_id: str) -> dict:
         """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
@@ -418,27 +403,11 @@ class NeensClient:
         return self._post_object(f"/scenario-suites/{_q(suite_id)}/launch", body)
 
 
-SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
-                  "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
-
-
-def _slim_run_item(obj: dict) -> Any:
-    if "datasetVersionItemId" not in obj:
-        return obj
-    return {k: obj[k] for k in SLIM_ITEM_KEYS if k in obj}
-
-
-def _no_run_items(obj: dict) -> Any:
-    """JSON hook: per-item rows of a run object are dropped as they are decoded, so a
-    10,000-item create answer is never held in memory at once."""
-    return None if "datasetVersionItemId" in obj else obj
-
-
 def _quick(client: NeensClient, quick: bool) -> dict[str, Any]:
     return {"timeout": min(client.timeout, 5.0), "retries": 0} if quick else {}
 
 
 NeensEvalClient = NeensClient
 
-__all__ = ["USER_AGENT", "NeensClient", "NeensEvalClient", "backoff_delay", "error_detail",
-           "parse_retry_after"]
+__all__ = ["SLIM_ITEM_KEYS", "USER_AGENT", "NeensClient", "NeensEvalClient", "backoff_delay",
+           "error_detail", "parse_retry_after"]

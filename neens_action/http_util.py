@@ -16,6 +16,8 @@ from typing import Any
 
 import requests
 
+from neens_action.errors import NeensApiError
+
 DETAIL_MAX = 200
 STATUS_HINTS = {
     401: "check --api-key / NEENS_API_KEY: a nk_live_… project key",
@@ -134,3 +136,50 @@ def never_sent(exc: Exception) -> bool:
         return True
     return (isinstance(exc, requests.exceptions.ConnectionError)
             and "refused" in str(exc).lower())
+
+
+def decode_json(method: str, path: str, status: int, raw: bytes, content_type: str,
+                object_hook: Callable[[dict], Any] | None = None) -> Any:
+    """A 2xx body: None when empty, else JSON (decoded from the bytes, no text copy); a
+    non-JSON body is a NeensApiError that names the content type, never the body."""
+    if not raw or not raw.strip():
+        return None
+    try:
+        return json.loads(raw, object_hook=object_hook)
+    except (UnicodeDecodeError, ValueError):
+        kind = (content_type or "unknown content type").split(";")[0]
+        raise NeensApiError(
+            f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); is "
+            "--base-url the Neens API origin?", status=status, method=method, path=path,
+        ) from None
+
+
+def expect_object(method: str, path: str, data: Any) -> dict:
+    """``data`` when it is a JSON object ({} for an empty body); else an error."""
+    if data is None:
+        return {}
+    if isinstance(data, dict):
+        return data
+    raise NeensApiError(
+        f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
+        "JSON object was expected); is --base-url the Neens API origin?",
+        status=200, method=method, path=path,  # a 2xx answer: not transient
+    )
+
+
+SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
+                  "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
+
+
+def slim_run_item(obj: dict) -> Any:
+    if "datasetVersionItemId" not in obj:
+        return obj
+    return {k: obj[k] for k in SLIM_ITEM_KEYS if k in obj}
+
+
+def no_run_items(obj: dict) -> Any:
+    """JSON hook: per-item rows of a run object are dropped as they are decoded, so a
+    10,000-item create answer is never held in memory at once."""
+    return None if "datasetVersionItemId" in obj else obj
+
+
