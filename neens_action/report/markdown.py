@@ -31,6 +31,9 @@ VERDICT_LABEL = {
     "warned": ("⚠️", "Passed with warnings"),
     "blocked": ("❌", "Blocked"),
     "errored": ("💥", "Errored"),
+    # sharding steps measure nothing: they are never shown as a pass
+    "created": ("🆕", "Run created (not gated yet)"),
+    "replayed": ("🔁", "Shard replayed (not gated yet)"),
 }
 
 SUMMARY_TRUNCATED = (

@@ -148,3 +148,12 @@ def test_sweep_report_names_the_sweep_and_its_verdict_notes() -> None:
     text = markdown.render_summary(report)
     assert "| **sweep** | " in text and "| **run** |" not in text
     assert "**Verdict notes**" in text and "**Gate reasons**" not in text
+
+
+@pytest.mark.parametrize(("verdict", "label"), [("created", "Run created (not gated yet)"),
+                                                ("replayed", "Shard replayed (not gated yet)")])
+def test_sharding_steps_have_their_own_headline(verdict: str, label: str) -> None:
+    report = samples.passed()
+    report.verdict = verdict
+    head = markdown.headline(report)
+    assert label in head and "Passed" not in head
