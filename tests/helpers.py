@@ -109,3 +109,22 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 120, **kw):
         [PY, "-m", "neens_action", *args], env=env, capture_output=True, text=True,
         timeout=timeout, cwd=kw.pop("cwd", ROOT), **kw,
     )
+
+
+def alive(pid: int) -> bool:
+    """True when ``pid`` exists and is not a zombie (reads /proc: no psutil needed)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` seconds pass; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
-from tests.helpers import AGENT, PY, ROOT, TEST_KEY, Sandbox, run_cli, start_sandbox
+from tests.helpers import (
+    AGENT,
+    PY,
+    ROOT,
+    TEST_KEY,
+    Sandbox,
+    alive,
+    run_cli,
+    start_sandbox,
+    wait_for,
+)
 
 AGENT_CMD = [PY, str(AGENT)]
 CREATE = ["eval", "run", "--create", "--dataset", "ds_refunds", "--concurrency", "3"]
@@ -35,21 +44,8 @@ def created_run_id(stderr: str) -> str:
     raise AssertionError(f"no 'Created run' line in:\n{stderr}")
 
 
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_for(predicate, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
 
 
 def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox, tmp_path):

@@ -11,26 +11,13 @@ import time
 from pathlib import Path
 
 from neens_action.runner import Job, Runner
+from tests.helpers import alive, wait_for
 
 PY = sys.executable
 
 
-def alive(pid: int) -> bool:
-    """True when ``pid`` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_for(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def read_pids(path: Path, n: int, timeout: float = 30.0) -> list[int]:
