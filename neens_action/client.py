@@ -30,16 +30,15 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote
 
 import requests
-from requests.auth import AuthBase
 
 from neens_action import __version__
 from neens_action.errors import NeensApiError
 from neens_action.http_util import (
     SLIM_ITEM_KEYS,
     STATUS_HINTS,
+    BearerAuth,
     backoff_delay,
     decode_json,
     error_detail,
@@ -47,34 +46,12 @@ from neens_action.http_util import (
     never_sent,
     no_run_items,
     parse_retry_after,
+    path_segment,
     slim_run_item,
     transport_failure,
 )
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
-
-
-class _Bearer(AuthBase):
-    """Adds ``Authorization: Bearer <key>``; its repr never shows the key.
-
-    Using an auth object (rather than a default header) also stops requests from
-    replacing our header with credentials from ``~/.netrc``.
-    """
-
-    def __init__(self, key: str) -> None:
-        self._key = key
-
-    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        r.headers["Authorization"] = f"Bearer {self._key}"
-        return r
-
-    def __repr__(self) -> str:
-        return "_Bearer(***)"
-
-
-def _q(value: str) -> str:
-    """A path segment: every reserved character escaped (ids never break out of the path)."""
-    return quote(str(value), safe="")
 
 
 class NeensClient:
@@ -109,7 +86,7 @@ class NeensClient:
         self._rand = rand
         self.session = session or requests.Session()
         if self._api_key:
-            self.session.auth = _Bearer(self._api_key)
+            self.session.auth = BearerAuth(self._api_key)
         self.session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
         if self.project_id:
             self.session.headers["X-Neens-Project-Id"] = self.project_id
@@ -205,7 +182,7 @@ class NeensClient:
         why = ""
         try:
             found = self.request("GET", "/preprod-evals",
-                                 query=f"idempotency_key={_q(key)}", safe=True)
+                                 query=f"idempotency_key={path_segment(key)}", safe=True)
         except NeensApiError as exc:
             found, why = None, f": {exc}"
         runs = found.get("runs") if isinstance(found, dict) else None
@@ -285,7 +262,7 @@ class NeensClient:
     def get_run(self, run_id: str, *, slim: bool = False) -> dict:
         """E2 ``GET /preprod-evals/{id}``. ``slim``: each item row keeps only what the
         report reads (:data:`SLIM_ITEM_KEYS`), trimmed as it is decoded."""
-        path = f"/preprod-evals/{_q(run_id)}"
+        path = f"/preprod-evals/{path_segment(run_id)}"
         if not slim:
             return self._get_object(path)
         return self._object("GET", path, self.request("GET", path, safe=True,
@@ -295,11 +272,11 @@ class NeensClient:
         """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
         is polled without moving 10,000 items each time. A server that ignores the
         parameter answers the whole run, which is just as good."""
-        return self._get_object(f"/preprod-evals/{_q(run_id)}", "items=false")
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}", "items=false")
 
     def get_items(self, run_id: str) -> list[dict]:
         """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => [])."""
-        data = self._get(f"/preprod-evals/{_q(run_id)}/items")
+        data = self._get(f"/preprod-evals/{path_segment(run_id)}/items")
         if isinstance(data, dict):
             data = data.get("items")
         return list(data) if isinstance(data, list) else []
@@ -307,33 +284,33 @@ class NeensClient:
     def start_run(self, run_id: str) -> None:
         """E4 ``POST /preprod-evals/{id}/start``; a 409 (already terminal) is fine. The
         answer (the whole run) is not read, so it is not decoded either."""
-        self.request("POST", f"/preprod-evals/{_q(run_id)}/start", safe=True,
+        self.request("POST", f"/preprod-evals/{path_segment(run_id)}/start", safe=True,
                      conflict_ok=True, decode=False)
 
     def trigger_push(self, run_id: str) -> dict:
         """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried."""
-        return self._post_object(f"/preprod-evals/{_q(run_id)}/run")
+        return self._post_object(f"/preprod-evals/{path_segment(run_id)}/run")
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> dict | None:
         """E6 ``POST /preprod-evals/{id}/cancel``; 409 (already terminal) => None.
 
         ``quick`` (the interrupt path): one attempt, at most 5 s.
         """
-        return self.request("POST", f"/preprod-evals/{_q(run_id)}/cancel", safe=True,
+        return self.request("POST", f"/preprod-evals/{path_segment(run_id)}/cancel", safe=True,
                             conflict_ok=True, **_quick(self, quick))
 
     def get_gate(self, run_id: str) -> dict:
         """E7 ``GET /preprod-evals/{id}/gate``."""
-        return self._get_object(f"/preprod-evals/{_q(run_id)}/gate")
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/gate")
 
     def get_comparison(self, run_id: str, baseline: str | None = None) -> dict:
         """E8 ``GET /preprod-evals/{id}/comparison[?baseline=SPEC]``."""
-        query = f"baseline={_q(baseline)}" if baseline else ""
-        return self._get_object(f"/preprod-evals/{_q(run_id)}/comparison", query)
+        query = f"baseline={path_segment(baseline)}" if baseline else ""
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/comparison", query)
 
     def get_metrics(self, run_id: str) -> dict:
         """E9 ``GET /preprod-evals/{id}/metrics``."""
-        return self._get_object(f"/preprod-evals/{_q(run_id)}/metrics")
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/metrics")
 
     def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
                        quick: bool = False) -> Any:
@@ -343,7 +320,7 @@ class NeensClient:
         kw = _quick(self, quick) if quick else {
             "timeout": min(self.timeout, 10.0), "retries": min(self.retries, 4),
             "budget": 15.0}
-        return self.request("POST", f"/preprod-evals/{_q(run_id)}/ci-result", body=body,
+        return self.request("POST", f"/preprod-evals/{path_segment(run_id)}/ci-result", body=body,
                             safe=True, **kw)
 
     def list_ci_gates(self) -> list[dict]:
@@ -365,22 +342,23 @@ class NeensClient:
 
     def get_sweep(self, sweep_id: str) -> dict:
         """E14 ``GET /model-sweeps/{id}``."""
-        return self._get_object(f"/model-sweeps/{_q(sweep_id)}")
+        return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}")
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
                              baseline_arm: str | None = None) -> dict:
         """E15 ``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
         parts = []
         if bar is not None:
-            parts.append(f"bar={_q(repr(float(bar)))}")
+            parts.append(f"bar={path_segment(repr(float(bar)))}")
         if baseline_arm:
-            parts.append(f"baselineArm={_q(baseline_arm)}")
-        return self._get_object(f"/model-sweeps/{_q(sweep_id)}/comparison", "&".join(parts))
+            parts.append(f"baselineArm={path_segment(baseline_arm)}")
+        return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}/comparison",
+                                "&".join(parts))
 
     def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> dict | None:
         """E16 ``POST /model-sweeps/{id}/cancel``; 409 (already terminal) => None.
         ``quick`` (the interrupt path): one attempt, at most 5 s."""
-        return self.request("POST", f"/model-sweeps/{_q(sweep_id)}/cancel", safe=True,
+        return self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel", safe=True,
                             conflict_ok=True, **_quick(self, quick))
 
     # -- scenario suites (E17-E20) -------------------------------------------------------------
@@ -391,16 +369,16 @@ class NeensClient:
 
     def get_suite(self, suite_id: str) -> dict:
         """E18 ``GET /scenario-suites/{id}``."""
-        return self._get_object(f"/scenario-suites/{_q(suite_id)}")
+        return self._get_object(f"/scenario-suites/{path_segment(suite_id)}")
 
     def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> dict:
         """E19 ``POST /scenario-suites/{id}/regenerate``: never retried."""
-        return self._post_object(f"/scenario-suites/{_q(suite_id)}/regenerate",
+        return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/regenerate",
                                  dict(body or {}))
 
     def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> dict:
         """E20 ``POST /scenario-suites/{id}/launch`` (creates a run): never retried."""
-        return self._post_object(f"/scenario-suites/{_q(suite_id)}/launch", body)
+        return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/launch", body)
 
 
 def _quick(client: NeensClient, quick: bool) -> dict[str, Any]:

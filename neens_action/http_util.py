@@ -13,8 +13,10 @@ import re
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import requests
+from requests.auth import AuthBase
 
 from neens_action.errors import NeensApiError
 
@@ -183,3 +185,24 @@ def no_run_items(obj: dict) -> Any:
     return None if "datasetVersionItemId" in obj else obj
 
 
+class BearerAuth(AuthBase):
+    """Adds ``Authorization: Bearer <key>``; its repr never shows the key.
+
+    Using an auth object (rather than a default header) also stops requests from
+    replacing our header with credentials from ``~/.netrc``.
+    """
+
+    def __init__(self, key: str) -> None:
+        self._key = key
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        r.headers["Authorization"] = f"Bearer {self._key}"
+        return r
+
+    def __repr__(self) -> str:
+        return "BearerAuth(***)"
+
+
+def path_segment(value: str) -> str:
+    """A path segment: every reserved character escaped (ids never break out of the path)."""
+    return quote(str(value), safe="")

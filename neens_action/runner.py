@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neens_action.outcome import Invocation
+from neens_action.proc_util import OutputTail, fmt_secs
+from neens_action.proc_util import pidfd as open_pidfd
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
 _POSIX = os.name == "posix"
@@ -50,28 +52,6 @@ class Job:
     meta: dict[str, Any] = field(default_factory=dict)  # arm, model, rep, run_id (sweeps)
 
 
-class _Tail:
-    """The last ``cap`` bytes written."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.buf = bytearray()
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.buf += chunk
-        extra = len(self.buf) - self.cap
-        if extra > 0:
-            del self.buf[:extra]
-            self.dropped += extra
-
-    def text(self) -> str:
-        out = self.buf.decode("utf-8", errors="replace")
-        if self.dropped:
-            out = f"[… {self.dropped} earlier bytes dropped]\n" + out
-        return out
-
-
 _Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
 # Each invocation leads its own session / process group, so a kill reaches grandchildren.
 # (Popen, not os.posix_spawn: Popen releases the GIL while it launches, so the workers'
@@ -79,21 +59,6 @@ _Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
 _SESSION: dict[str, Any] = (
     {"start_new_session": True} if _POSIX
     else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)})
-
-
-def _pidfd(pid: int) -> int | None:
-    """A pidfd for ``pid`` (readable once it exits), or None where unsupported."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return None
-    try:
-        return opener(pid)
-    except OSError:
-        return None
-
-
-def _fmt_secs(seconds: float) -> str:
-    return f"{seconds:.1f}s" if seconds < 100 else f"{seconds:.0f}s"
 
 
 class Runner:
@@ -190,7 +155,7 @@ class Runner:
                         done = state["done"]
                         eta = (now - started) / done * (total - done)
                         self.log(f"items {done}/{total} done, {state['failed']} failed, "
-                                 f"eta {_fmt_secs(eta)}")
+                                 f"eta {fmt_secs(eta)}")
                     if on_result is not None:
                         on_result(job, inv)
 
@@ -306,14 +271,15 @@ class Runner:
         except (ProcessLookupError, PermissionError, OSError):
             pass
 
-    def _communicate(self, proc: subprocess.Popen, text: str) -> tuple[int | None, bool, _Tail]:
+    def _communicate(self, proc: subprocess.Popen,
+                     text: str) -> tuple[int | None, bool, OutputTail]:
         """Feed stdin, collect the output tail, wait for the exit (or the deadline).
 
         One selector waits on the output, on stdin while input remains, and on a pidfd of
         the process (Linux), so an exit is seen at once without polling; the input is
         written before the first wait when it fits the pipe (the common case).
         """
-        tail = _Tail(self.output_cap)
+        tail = OutputTail(self.output_cap)
         data = (text or "").encode("utf-8", errors="replace")
         sel = _Selector()  # poll(2): no extra fd per item, unlike epoll
         stdout = proc.stdout
@@ -330,7 +296,7 @@ class Runner:
                 stdin.close()
         else:
             sel.register(stdin, selectors.EVENT_WRITE)
-        pidfd = _pidfd(proc.pid)
+        pidfd = open_pidfd(proc.pid)
         if pidfd is not None:
             sel.register(pidfd, selectors.EVENT_READ)
         now = self.clock()

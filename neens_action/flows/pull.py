@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from neens_action import correlation, provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.common import describe_baseline, poll_run
+from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
 from neens_action.outcome import Invocation, Outcome
 from neens_action.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.world import World
@@ -330,43 +330,6 @@ def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World
     return outcome
 
 
-# -- the command ---------------------------------------------------------------------------------
-
-
-def resume_hint(run_id: str, command: Sequence[str] | str) -> str:
-    cmd = command if isinstance(command, str) else shlex.join(command)
-    return f"neens eval run --run-id {shlex.quote(run_id)} -- {cmd}"
-
-
-def handle_interrupt(client: Any, outcome: Outcome, *, world: World,
-                     command: Sequence[str] | str) -> None:
-    """Decision 15: agents are already killed; cancel our own run, or print how to resume."""
-    outcome.interrupted = True
-    outcome.error = "interrupted (SIGINT/SIGTERM): agent processes were killed"
-    world.log("neens: interrupted: agent processes killed")
-    if not outcome.run_id:
-        return
-    if outcome.extra.get("created"):
-        try:
-            client.cancel_run(outcome.run_id, quick=True)
-            world.log(f"neens: cancelled run {outcome.run_id}")
-        except (NeensError, KeyboardInterrupt) as exc:
-            world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")
-    else:
-        world.log(f"neens: run {outcome.run_id} was left as is; resume it with: "
-                  f"{resume_hint(outcome.run_id, command)}")
-
-
-def _abandon(client: Any, outcome: Outcome, world: World) -> None:
-    """A run we created but could not start is cancelled so it does not wait forever."""
-    if outcome.extra.get("created") and not outcome.extra.get("started"):
-        try:
-            client.cancel_run(outcome.run_id, quick=True)
-        except NeensError:  # the run error already says why (often: the server is gone)
-            outcome.error = (outcome.error or "") + (
-                f"; run {outcome.run_id} could not be cancelled either")
-
-
 def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
     """``neens eval run``: create (or attach), drive, gate. See the module docstring."""
     outcome = Outcome(mode="run", base_url=client.base_url, enforced=not settings.no_gate)
@@ -398,5 +361,5 @@ def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) ->
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
         if outcome.run_id:
-            _abandon(client, outcome, world)
+            abandon(client, outcome, world)
     return outcome

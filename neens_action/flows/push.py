@@ -23,6 +23,7 @@ from typing import Any
 from neens_action import provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, UsageError
 from neens_action.flows.common import is_terminal, poll_run
+from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.pull import collect_verdict, create_body, create_run
 from neens_action.outcome import Outcome
 from neens_action.policy import GatePolicy
@@ -138,15 +139,6 @@ def drive_push(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world:
             f": {excerpt(detail, MAX_LINE)}" if isinstance(detail, str) and detail else "")
     collect_verdict(client, outcome, world=world, policy=policy)
     return outcome
-
-
-def cancel_created_run(client: Any, outcome: Outcome, world: World) -> None:
-    """Best effort, one quick attempt: never leave a run we created waiting for traces."""
-    try:
-        client.cancel_run(outcome.run_id, quick=True)
-        world.log(f"neens: cancelled run {outcome.run_id}")
-    except (NeensError, KeyboardInterrupt) as exc:
-        world.log(f"neens: warning: could not cancel run {outcome.run_id} ({exc})")
 
 
 def guarded(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: World,

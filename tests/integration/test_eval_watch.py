@@ -10,124 +10,23 @@ triggers an iteration and the switch that changes what the agent answers.
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
-import subprocess
-import time
-import uuid
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import PY, ROOT, Sandbox, run_cli, start_sandbox
-
-DATA = Path(__file__).resolve().parent / "data"
-WAIT = 150.0  # seconds; generous: the machine is shared
-LABEL_RE = re.compile(r"^local-watch\.\d{8}T\d{6}\.(\d+)$")
-TWO_ITEMS = ["--dataset-version-id", "dsv_refunds_1"]  # it_1 (always passes), it_2 (odd order)
-
-
-def save(path: Path, text: str) -> None:
-    """A real save: new content of another size, and a later mtime even on coarse clocks."""
-    old = path.stat().st_mtime_ns if path.exists() else 0
-    path.write_text(text)
-    st = path.stat()
-    if st.st_mtime_ns <= old:
-        os.utime(path, ns=(st.st_atime_ns, old + 1_000_000_000))
-
-
-@pytest.fixture
-def tree(tmp_path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "app.py").write_text("VERSION = 1\n")
-    (root / "mode.txt").write_text("good\n")
-    (root / ".git").mkdir()
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    return root
-
-
-def agent_cmd(tag: str = "") -> list[str]:
-    return [PY, str(DATA / "mode_agent.py"), *([f"--tag={tag}"] if tag else [])]
-
-
-def watch_env(sb: Sandbox, tree: Path, **extra: str) -> dict[str, str]:
-    return sb.agent_env(AGENT_MODE_FILE=str(tree / "mode.txt"), **extra)
-
-
-class Watch:
-    """``neens eval watch`` running in the background, its output in files."""
-
-    def __init__(self, sb: Sandbox, tree: Path, flags: list[str], *, tag: str = "",
-                 **env: str) -> None:
-        self.err_path = tree.parent / "watch.err"
-        self.out_path = tree.parent / "watch.out"
-        self._err = self.err_path.open("w")
-        self._out = self.out_path.open("w")
-        args = [PY, "-m", "neens_action", "eval", "watch", "--dataset", "ds_refunds",
-                "--debounce", "0.2", "--poll-interval", "1", "--json", *flags,
-                "--", *agent_cmd(tag)]
-        self.proc = subprocess.Popen(args, cwd=tree, env=watch_env(sb, tree, **env),
-                                     stdout=self._out, stderr=self._err)
-
-    @property
-    def stderr(self) -> str:
-        return self.err_path.read_text()
-
-    def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.out_path.read_text().splitlines() if line]
-
-    def wait_for(self, check: Callable[[str], bool], what: str, timeout: float = WAIT) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.stderr
-            if check(text):
-                return
-            if self.proc.poll() is not None:
-                raise AssertionError(f"watch exited ({self.proc.returncode}) before {what}:\n"
-                                     f"{self.stderr}")
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}:\n{self.stderr}")
-
-    def wait_idle(self, n: int) -> None:
-        """Until the watcher has said "watching for changes" ``n`` times."""
-        self.wait_for(lambda t: t.count("watching for changes") >= n,
-                      f"idle #{n}")
-
-    def wait_exit(self, timeout: float = WAIT) -> int:
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()  # our own process, by its handle
-            self.proc.wait(10)
-        self._err.close()
-        self._out.close()
-
-
-def headers(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("── iteration ")]
-
-
-def tagged_processes(tag: str) -> list[int]:
-    """Live processes whose command line carries ``tag`` (read from /proc, nothing killed)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if f"--tag={tag}".encode() in cmdline:
-            found.append(int(entry.name))
-    return found
-
+from tests.helpers import run_cli
+from tests.integration.watch_support import (  # noqa: F401
+    DATA,
+    LABEL_RE,
+    TWO_ITEMS,
+    WAIT,
+    Watch,
+    agent_cmd,
+    headers,
+    save,
+    tagged_processes,
+    watch_env,
+)
 
 # -- --once ------------------------------------------------------------------------------------
 
@@ -315,89 +214,3 @@ def test_path_include_and_exclude_decide_what_triggers(sandbox, tree):
     finally:
         w.close()
     assert [r["trigger"] for r in w.records()] == [[], ["src/app.py"]]
-
-
-def test_failing_iteration_is_cancelled_and_the_watcher_keeps_going(tmp_path, tree):
-    # a long capture grace: a run with missing traces stays "running" past --poll-timeout
-    sb = start_sandbox(tmp_path, extra=["--grace", "60"])
-    try:
-        (tree / "mode.txt").write_text("silent")  # answers, exports no trace
-        w = Watch(sb, tree, [*TWO_ITEMS, "--poll-timeout", "3", "--max-iterations", "2"])
-        try:
-            w.wait_for(lambda t: "✗ iteration 1 errored" in t, "iteration 1 to fail")
-            w.wait_idle(1)
-            assert "(the watcher keeps going — save a file to retry)" in w.stderr
-            first = w.records()[0]
-            assert first["exitCode"] == 2 and "did not finish" in first["error"]
-            assert first["diff"] is None and first["metrics"] is None
-            assert sb.get(f"/preprod-evals/{first['runId']}").json()["status"] == "cancelled"
-            save(tree / "mode.txt", "good\n")
-            assert w.wait_exit() == 0
-        finally:
-            w.close()
-    finally:
-        sb.stop()
-    second = w.records()[1]
-    assert second["exitCode"] == 0 and second["comparedTo"] is None
-    assert "  gate: PASSED (was ERROR at #1) · exit 0" in w.stderr
-    assert "  2 item(s), 0 not passing — baseline for the next diff" in w.stderr
-
-
-def test_files_the_agent_writes_do_not_retrigger_forever(sandbox, tree):
-    # the example agent appends to AGENT_LOG on every invocation: a file inside the tree
-    w = Watch(sandbox, tree, TWO_ITEMS, AGENT_LOG=str(tree / "agent.log"))
-    try:
-        w.wait_idle(1)
-        text = w.stderr
-        # iteration 1 wrote agent.log => one follow-up; iteration 2 wrote it again => the
-        # agent's file, ignored from now on
-        assert len(headers(text)) == 2
-        assert "ignoring during-run changes to agent.log" in text
-        save(tree / "app.py", "VERSION = 9\n")  # the user's save still triggers
-        w.wait_idle(2)
-        assert len(headers(w.stderr)) == 3
-        w.proc.send_signal(signal.SIGTERM)
-        assert w.wait_exit() == 130
-    finally:
-        w.close()
-    assert w.records()[2]["trigger"] == ["app.py"]
-
-
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_during_an_iteration_kills_agents_and_cancels_the_run(sandbox, tree, sig):
-    tag = uuid.uuid4().hex
-    (tree / "mode.txt").write_text("hang")  # the agent sleeps for an hour inside its span
-    w = Watch(sandbox, tree, TWO_ITEMS, tag=tag)
-    try:
-        w.wait_for(lambda t: "Running 2 item(s)" in t, "the agents to start")
-        deadline = time.monotonic() + WAIT
-        while not tagged_processes(tag) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert tagged_processes(tag), "the agent process never started"
-        w.proc.send_signal(sig)
-        assert w.wait_exit(60) == 130
-    finally:
-        w.close()
-    text = w.stderr
-    run_id = re.search(r"  created run (\S+)", text).group(1)
-    assert sandbox.get(f"/preprod-evals/{run_id}").json()["status"] == "cancelled"
-    assert f"cancelled run {run_id}" in text
-    assert "Traceback" not in text
-    deadline = time.monotonic() + 30
-    while tagged_processes(tag) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert tagged_processes(tag) == [], "agent processes survived the interrupt"
-    assert w.records() == []  # the interrupted iteration produced no verdict
-
-
-def test_watch_help_lists_every_shared_flag():
-    proc = subprocess.run([PY, "-m", "neens_action", "eval", "watch", "--help"],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 0
-    for flag in ("--dataset", "--version-label", "--path", "--include", "--exclude",
-                 "--debounce", "--max-iterations", "--once", "--json", "--baseline",
-                 "--max-regressions", "--min-pass-rate", "--gate-policy",
-                 "--max-cost-delta-pct", "--max-latency-delta-pct", "--min-avg-score",
-                 "--max-abs-failures", "--timeout", "--concurrency", "--poll-interval",
-                 "--poll-timeout", "--no-gate", "--base-url", "--api-key", "--project-id"):
-        assert flag in proc.stdout, flag

@@ -1,0 +1,42 @@
+"""Small process helpers for the runner: the capped output tail, pidfds, durations."""
+
+from __future__ import annotations
+
+import os
+
+
+class OutputTail:
+    """The last ``cap`` bytes written."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.buf = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.buf += chunk
+        extra = len(self.buf) - self.cap
+        if extra > 0:
+            del self.buf[:extra]
+            self.dropped += extra
+
+    def text(self) -> str:
+        out = self.buf.decode("utf-8", errors="replace")
+        if self.dropped:
+            out = f"[… {self.dropped} earlier bytes dropped]\n" + out
+        return out
+
+
+def pidfd(pid: int) -> int | None:
+    """A pidfd for ``pid`` (readable once it exits), or None where unsupported."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
+
+
+def fmt_secs(seconds: float) -> str:
+    return f"{seconds:.1f}s" if seconds < 100 else f"{seconds:.0f}s"
