@@ -24,11 +24,12 @@ header and never appears in a message or a ``repr``.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import requests
@@ -36,7 +37,6 @@ import requests
 from neens_action import __version__
 from neens_action.errors import NeensApiError
 from neens_action.http_util import (
-    SLIM_ITEM_KEYS,
     STATUS_HINTS,
     BearerAuth,
     backoff_delay,
@@ -44,14 +44,27 @@ from neens_action.http_util import (
     error_detail,
     expect_object,
     never_sent,
-    no_run_items,
+    non_json_error,
     parse_retry_after,
     path_segment,
-    slim_run_item,
     transport_failure,
 )
+from neens_action.items import ItemDigest
+from neens_action.json_stream import decode_chunks, keep
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
+_CHUNK = 64 * 1024
+_WITHOUT_ITEMS = functools.partial(decode_chunks, element=None)
+
+
+def _rows_reader(row: Callable[[Any], Any],
+                 restart: Callable[[], None] | None) -> Callable[[Iterable[bytes]], Any]:
+    """A body reader that streams the ``items`` rows through ``row`` (after ``restart``)."""
+    def read(chunks: Iterable[bytes]) -> Any:
+        if restart is not None:
+            restart()
+        return decode_chunks(chunks, element=row)
+    return read
 
 
 class NeensClient:
@@ -118,13 +131,17 @@ class NeensClient:
         idempotency_key: str | None = None,
         budget: float | None = None,
         decode: bool = True,
-        object_hook: Callable[[dict], Any] | None = None,
+        reader: Callable[[Iterable[bytes]], Any] | None = None,
     ) -> Any:
         """One API call. ``safe`` enables retries (``retries`` overrides the client's count);
         ``conflict_ok`` turns a 409 into None; ``idempotency_key`` makes a create safe to
         retry the way the module docstring says; ``budget``: no retry starts after that many
-        seconds; ``decode=False``: the 2xx body is not read (None is returned);
-        ``object_hook``: passed to ``json.loads``."""
+        seconds; ``decode=False``: the 2xx body is drained unread (None is returned);
+        ``reader``: decodes the 2xx body from its chunks as they arrive (see
+        :mod:`neens_action.json_stream`), instead of ``json.loads`` on the whole body.
+
+        Bodies are streamed: a body that breaks off is a transport failure like any other
+        (retried when the call is safe, looked up when it was a create)."""
         url = self.base_url + path + (f"?{query}" if query else "")
         read = self.timeout if timeout is None else timeout
         tmo = (min(self.connect_timeout, read), read)
@@ -142,9 +159,14 @@ class NeensClient:
         for attempt in range(attempts):
             last = attempt == attempts - 1 or (ends is not None and time.monotonic() >= ends)
             try:
-                resp = self.session.request(
-                    method, url, data=data, headers=headers, timeout=tmo, allow_redirects=True
-                )
+                resp = self.session.request(method, url, data=data, headers=headers,
+                                            timeout=tmo, allow_redirects=True, stream=True)
+                status = resp.status_code
+                if 200 <= status < 300:
+                    if not decode:
+                        return self._drain(resp)
+                    return self._decode(method, path, resp, reader)
+                resp.content  # noqa: B018 - read the (small) error body here, under the except
             except requests.exceptions.RequestException as exc:
                 err = self._transport_error(method, path, exc, read)
                 if idempotency_key and not never_sent(exc):
@@ -155,9 +177,6 @@ class NeensClient:
                     raise err from None
                 self._sleep(backoff_delay(attempt, rand=self._rand))
                 continue
-            status = resp.status_code
-            if 200 <= status < 300:
-                return self._decode(method, path, resp, object_hook) if decode else None
             if status == 409 and conflict_ok:
                 return None
             if idempotency_key and status >= 500:
@@ -207,9 +226,23 @@ class NeensClient:
         return text
 
     def _decode(self, method: str, path: str, resp: requests.Response,
-                object_hook: Callable[[dict], Any] | None = None) -> Any:
-        return decode_json(method, path, resp.status_code, resp.content,
-                           resp.headers.get("Content-Type", ""), object_hook)
+                reader: Callable[[Iterable[bytes]], Any] | None) -> Any:
+        content_type = resp.headers.get("Content-Type", "")
+        if reader is None:
+            return decode_json(method, path, resp.status_code, resp.content, content_type)
+        with resp:
+            try:
+                return reader(resp.iter_content(_CHUNK))
+            except ValueError:  # JSONDecodeError, UnicodeDecodeError
+                raise non_json_error(method, path, resp.status_code, content_type) from None
+
+    @staticmethod
+    def _drain(resp: requests.Response) -> None:
+        """Read an unwanted 2xx body chunk by chunk (so the connection can be reused)
+        without holding it."""
+        with resp:
+            for _ in resp.iter_content(_CHUNK):
+                pass
 
     def _status_error(self, method: str, path: str, resp: requests.Response) -> NeensApiError:
         try:
@@ -254,19 +287,21 @@ class NeensClient:
         key = f"neens-action-{uuid.uuid4().hex}"
         run = self._object("POST", "/preprod-evals",
                            self.request("POST", "/preprod-evals", body=body,
-                                        idempotency_key=key, object_hook=no_run_items))
-        if isinstance(run.get("items"), list):  # not kept: E3 lists the frozen items
-            run.pop("items")
+                                        idempotency_key=key, reader=_WITHOUT_ITEMS))
+        run.pop("items", None)  # not kept: E3 lists the frozen items
         return run
 
-    def get_run(self, run_id: str, *, slim: bool = False) -> dict:
-        """E2 ``GET /preprod-evals/{id}``. ``slim``: each item row keeps only what the
-        report reads (:data:`SLIM_ITEM_KEYS`), trimmed as it is decoded."""
+    def get_run(self, run_id: str, *, digest: ItemDigest | None = None) -> dict:
+        """E2 ``GET /preprod-evals/{id}``, streamed. ``digest``: the item rows are folded
+        into it as they are decoded and the run comes back without ``items``, so a
+        10,000-item run is never held whole."""
         path = f"/preprod-evals/{path_segment(run_id)}"
-        if not slim:
+        if digest is None:
             return self._get_object(path)
-        return self._object("GET", path, self.request("GET", path, safe=True,
-                                                      object_hook=slim_run_item))
+        run = self._object("GET", path, self.request(
+            "GET", path, safe=True, reader=_rows_reader(digest.add, digest.reset)))
+        run.pop("items", None)
+        return run
 
     def get_run_summary(self, run_id: str) -> dict:
         """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
@@ -274,12 +309,17 @@ class NeensClient:
         parameter answers the whole run, which is just as good."""
         return self._get_object(f"/preprod-evals/{path_segment(run_id)}", "items=false")
 
-    def get_items(self, run_id: str) -> list[dict]:
-        """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => [])."""
-        data = self._get(f"/preprod-evals/{path_segment(run_id)}/items")
-        if isinstance(data, dict):
-            data = data.get("items")
-        return list(data) if isinstance(data, list) else []
+    def get_items(self, run_id: str, row: Callable[[Any], Any] = keep,
+                  restart: Callable[[], None] | None = None) -> list[Any]:
+        """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => []).
+        ``row`` turns each row into what is kept, as the body streams in (None: dropped);
+        ``restart`` is called before each read of the body (a retry reads it again)."""
+        data = self.request("GET", f"/preprod-evals/{path_segment(run_id)}/items", safe=True,
+                            reader=_rows_reader(row, restart))
+        if isinstance(data, list):  # a bare list (no envelope)
+            return [kept for kept in map(row, data) if kept is not None]
+        rows = data.get("items") if isinstance(data, dict) else None
+        return rows if isinstance(rows, list) else []
 
     def start_run(self, run_id: str) -> None:
         """E4 ``POST /preprod-evals/{id}/start``; a 409 (already terminal) is fine. The
@@ -387,5 +427,5 @@ def _quick(client: NeensClient, quick: bool) -> dict[str, Any]:
 
 NeensEvalClient = NeensClient
 
-__all__ = ["SLIM_ITEM_KEYS", "USER_AGENT", "NeensClient", "NeensEvalClient", "backoff_delay",
+__all__ = ["USER_AGENT", "NeensClient", "NeensEvalClient", "backoff_delay",
            "error_detail", "parse_retry_after"]

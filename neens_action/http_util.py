@@ -140,20 +140,22 @@ def never_sent(exc: Exception) -> bool:
             and "refused" in str(exc).lower())
 
 
-def decode_json(method: str, path: str, status: int, raw: bytes, content_type: str,
-                object_hook: Callable[[dict], Any] | None = None) -> Any:
+def decode_json(method: str, path: str, status: int, raw: bytes, content_type: str) -> Any:
     """A 2xx body: None when empty, else JSON (decoded from the bytes, no text copy); a
     non-JSON body is a NeensApiError that names the content type, never the body."""
     if not raw or not raw.strip():
         return None
     try:
-        return json.loads(raw, object_hook=object_hook)
+        return json.loads(raw)
     except (UnicodeDecodeError, ValueError):
-        kind = (content_type or "unknown content type").split(";")[0]
-        raise NeensApiError(
-            f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); is "
-            "--base-url the Neens API origin?", status=status, method=method, path=path,
-        ) from None
+        raise non_json_error(method, path, status, content_type) from None
+
+
+def non_json_error(method: str, path: str, status: int, content_type: str) -> NeensApiError:
+    kind = (content_type or "unknown content type").split(";")[0]
+    return NeensApiError(
+        f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); is "
+        "--base-url the Neens API origin?", status=status, method=method, path=path)
 
 
 def expect_object(method: str, path: str, data: Any) -> dict:
@@ -167,22 +169,6 @@ def expect_object(method: str, path: str, data: Any) -> dict:
         "JSON object was expected); is --base-url the Neens API origin?",
         status=200, method=method, path=path,  # a 2xx answer: not transient
     )
-
-
-SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
-                  "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
-
-
-def slim_run_item(obj: dict) -> Any:
-    if "datasetVersionItemId" not in obj:
-        return obj
-    return {k: obj[k] for k in SLIM_ITEM_KEYS if k in obj}
-
-
-def no_run_items(obj: dict) -> Any:
-    """JSON hook: per-item rows of a run object are dropped as they are decoded, so a
-    10,000-item create answer is never held in memory at once."""
-    return None if "datasetVersionItemId" in obj else obj
 
 
 class BearerAuth(AuthBase):

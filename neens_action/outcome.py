@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from neens_action.items import ItemDigest
+
 JsonDict = dict[str, Any]
 
 
@@ -47,7 +49,11 @@ class Outcome:
     gate: JsonDict | None = None  # gate response (E7)
     comparison: JsonDict | None = None  # E8, only when a policy is in play
     metrics: JsonDict | None = None  # E9, only when a policy is in play
+    # one per item; with ``item_digest`` set, only those that did not succeed
     invocations: list[Invocation] = field(default_factory=list)
+    # console-only runs: the terminal run's items folded as they streamed in (``run`` then
+    # has no ``items``): counts and the first rows that did not pass
+    item_digest: ItemDigest | None = None
     policy_eval: Any = None  # neens_action.policy.PolicyEval | None
     policy_identity: JsonDict | None = None  # {name, sha256, overridden} for ci-result
     enforced: bool = True  # False under --no-gate

@@ -52,6 +52,7 @@ class Job:
     meta: dict[str, Any] = field(default_factory=dict)  # arm, model, rep, run_id (sweeps)
 
 
+_SUCCEEDED = object()  # a result slot of a successful invocation that is not kept
 _Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
 # Each invocation leads its own session / process group, so a kill reaches grandchildren.
 # (Popen, not os.posix_spawn: Popen releases the GIL while it launches, so the workers'
@@ -113,11 +114,14 @@ class Runner:
         self,
         jobs: Iterable[Job],
         on_result: Callable[[Job, Invocation], None] | None = None,
+        *,
+        keep_ok: bool = True,
     ) -> list[Invocation]:
-        """Run every job; returns one Invocation per job, in job order."""
-        jobs = list(jobs)
+        """Run every job; returns one Invocation per job, in job order (``keep_ok=False``:
+        only those that did not succeed, so 10,000 good items keep nothing)."""
+        jobs = jobs if isinstance(jobs, Sequence) else list(jobs)
         total = len(jobs)
-        results: list[Invocation | None] = [None] * total
+        results: list[Invocation | object | None] = [None] * total
         if not total:
             return []
         state = {"next": 0, "done": 0, "failed": 0, "last_progress": self.clock()}
@@ -140,7 +144,7 @@ class Runner:
                     return
                 job = jobs[i]
                 inv = self.run_one(job)
-                results[i] = inv
+                results[i] = inv if keep_ok or not inv.ok else _SUCCEEDED
                 with callback_lock:
                     state["done"] += 1
                     if not inv.ok:
@@ -175,11 +179,11 @@ class Runner:
                 t.join(max(0.0, deadline - time.monotonic()))
             raise
         out: list[Invocation] = []
-        for i, inv in enumerate(results):
-            if inv is None:
-                job = jobs[i]
-                inv = self._invocation(job, error="not run (interrupted)")
-            out.append(inv)
+        for i, res in enumerate(results):
+            if isinstance(res, Invocation):
+                out.append(res)
+            elif res is None:
+                out.append(self._invocation(jobs[i], error="not run (interrupted)"))
         return out
 
     # -- one invocation -------------------------------------------------------------------------

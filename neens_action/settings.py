@@ -174,8 +174,9 @@ class EvalRunSettings:
     json: bool = False
     junit: str | None = None
     report_ci_result: bool = True
-    # keep every field of the terminal run's items (the --json / result-file document needs
-    # them; the text report does not: False halves the memory peak of a 10,000-item run)
+    # keep every item and every field of the terminal run's items (the result file of a CI
+    # step needs them; --json and --junit imply it, see keeps_every_item). Otherwise the
+    # console report works from a digest and memory stays flat in the item count.
     full_run_items: bool = False
     # sharding (flows/shard.py): --shard I/N (implies no_start), --no-start, --finish,
     # --only-create
@@ -217,6 +218,11 @@ class EvalRunSettings:
     @property
     def creates_run(self) -> bool:
         return bool(self.create or self.gates_wire or self.declared_gates)
+
+    @property
+    def keeps_every_item(self) -> bool:
+        """True when an output lists every item (--json, --junit, a CI result file)."""
+        return bool(self.json or self.junit or self.full_run_items)
 
     def validate(self, *, need_command: bool = True,
                  declared_gates: bool = False) -> EvalRunSettings:

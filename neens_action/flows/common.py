@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from neens_action.errors import NeensApiError, RunError
+from neens_action.items import ItemDigest
 from neens_action.world import World
 
 TERMINAL_RUN = frozenset({"completed", "completed_with_regressions", "failed", "cancelled"})
@@ -121,10 +122,11 @@ def all_scored(run: dict[str, Any]) -> bool:
 
 def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout: float,
              on_poll: Callable[[dict[str, Any]], None] | None = None,
-             full_items: bool = True) -> dict[str, Any]:
+             digest: ItemDigest | None = None) -> dict[str, Any]:
     """Poll E2 until the run is terminal (without the per-item list when the client can),
-    then return the terminal run with its items (``full_items=False``: only the fields the
-    report reads, for a small memory peak). Prints the legacy-correlation notice once."""
+    then return the terminal run with its items, or, with ``digest``, without them: they
+    are folded into the digest as they stream in (memory flat in the item count). Prints
+    the legacy-correlation notice once."""
     seen = {"legacy": None}
 
     def watch(run: dict[str, Any]) -> None:
@@ -145,8 +147,15 @@ def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout
         if seen["legacy"]:
             raise RunError(f"{exc} ({seen['legacy']})") from None
         raise
-    if summary is not None and "items" not in run:  # polled without the items: read them
-        run = client.get_run(run_id) if full_items else client.get_run(run_id, slim=True)
+    if digest is not None:
+        if summary is None or isinstance(run.get("items"), list):  # the items came along
+            digest.reset()
+            for row in run.pop("items", None) or []:
+                digest.add(row)
+        else:
+            run = client.get_run(run_id, digest=digest)
+    elif summary is not None and "items" not in run:  # polled without the items: read them
+        run = client.get_run(run_id)
     return run
 
 

@@ -14,14 +14,16 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from neens_action import correlation, provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.common import describe_baseline, poll_run
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
+from neens_action.items import FrozenItem, ItemDigest, ItemSpool
 from neens_action.outcome import Invocation, Outcome
 from neens_action.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.world import World
@@ -39,7 +41,7 @@ class DriveOptions:
     poll_timeout: float = 1800.0
     output_cap: int = DEFAULT_OUTPUT_CAP
     policy: Any = None  # neens_action.policy.GatePolicy | None
-    full_items: bool = True  # False: the terminal run's items keep only what the report reads
+    full_items: bool = True  # False: a console report only: items folded into a digest
 
 
 # -- create -------------------------------------------------------------------------------------
@@ -169,57 +171,60 @@ def _ack_gates_policy(run: Mapping[str, Any], sent: Mapping[str, Any], *, world:
 # -- drive ---------------------------------------------------------------------------------------
 
 
-def fetch_items(client: Any, run_id: str) -> list[dict[str, str]]:
-    """E3 rows normalised to ``{"item_id", "input"}``; raises RunError when there are none."""
-    items = []
-    for n, row in enumerate(client.get_items(run_id), 1):
-        if not isinstance(row, dict):
-            continue
-        item_id = row.get("item_id") or row.get("itemId") or row.get("id")
-        if not item_id:
-            raise RunError(f"item {n} of run {run_id} has no item_id")
-        text = row.get("input")
-        if text is None:
-            text = ""
-        elif not isinstance(text, str):
-            import json
-
-            text = json.dumps(text, ensure_ascii=False)
-        items.append({"item_id": str(item_id), "input": text})
-    if not items:
-        raise RunError(f"no items to replay: run {run_id} has no frozen prompts (is the "
-                       "dataset version empty?)")
-    return items
+def fetch_items(client: Any, run_id: str) -> ItemSpool:
+    """E3, spooled to a temporary file as it streams in (see :class:`ItemSpool`); raises
+    RunError when there are none or one has no item id. The caller closes the spool."""
+    spool = ItemSpool()
+    try:
+        client.get_items(run_id, row=spool.add, restart=spool.reset)
+        if spool.first_without_id is not None:
+            raise RunError(f"item {spool.first_without_id} of run {run_id} has no item_id")
+        if not len(spool):
+            raise RunError(f"no items to replay: run {run_id} has no frozen prompts (is the "
+                           "dataset version empty?)")
+    except BaseException:
+        spool.close()
+        raise
+    return spool
 
 
-def item_jobs(items: Sequence[Mapping[str, str]], *, run_id: str, version_label: str,
+class ItemJobs(Sequence[Job]):
+    """One Job per frozen item, each made when the runner takes it (with its environment
+    built just before launch), so 10,000 pending items cost two strings each."""
+
+    def __init__(self, items: Sequence[FrozenItem], *, run_id: str, version_label: str,
+                 base_env: Mapping[str, str], sweep: Any = None,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        self.items, self.run_id, self.label = items, run_id, version_label
+        self.base = dict(base_env)
+        self.sweep = sweep
+        self.meta = dict(meta or {})  # read-only for the runner: one dict for every job
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> Job: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Job]: ...
+
+    def __getitem__(self, index: int | slice) -> Job | list[Job]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item_id, text = self.items[index]
+        return Job(key=item_id, input=text, meta=self.meta,
+                   env=functools.partial(correlation.item_env, run_id=self.run_id,
+                                         item_id=item_id, version_label=self.label,
+                                         item_input=text, sweep=self.sweep, base=self.base))
+
+
+def item_jobs(items: Sequence[FrozenItem], *, run_id: str, version_label: str,
               base_env: Mapping[str, str], sweep: Any = None,
-              meta: Mapping[str, Any] | None = None) -> list[Job]:
-    """One Job per item; each environment is built just before its launch."""
-    base = dict(base_env)
-    shared = dict(meta or {})  # read-only for the runner: one dict for every job
-    return [
-        Job(key=it["item_id"], input=it["input"], meta=shared,
-            env=_ItemEnv(base, run_id, it["item_id"], version_label, it["input"], sweep))
-        for it in items
-    ]
-
-
-class _ItemEnv:
-    """The environment of one item, built just before its launch (a few slots per item,
-    so 10,000 pending jobs stay cheap)."""
-
-    __slots__ = ("base", "item_id", "label", "run_id", "sweep", "text")
-
-    def __init__(self, base: Mapping[str, str], run_id: str, item_id: str, label: str,
-                 text: str, sweep: Any) -> None:
-        self.base, self.run_id, self.item_id = base, run_id, item_id
-        self.label, self.text, self.sweep = label, text, sweep
-
-    def __call__(self) -> dict[str, str]:
-        return correlation.item_env(run_id=self.run_id, item_id=self.item_id,
-                                    version_label=self.label, item_input=self.text,
-                                    sweep=self.sweep, base=self.base)
+              meta: Mapping[str, Any] | None = None) -> ItemJobs:
+    """The jobs of ``items`` (see :class:`ItemJobs`)."""
+    return ItemJobs(items, run_id=run_id, version_label=version_label, base_env=base_env,
+                    sweep=sweep, meta=meta)
 
 
 def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> None:
@@ -234,21 +239,22 @@ def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> No
 def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: World,
                timeout: float | None, concurrency: int, output_cap: int = DEFAULT_OUTPUT_CAP,
                on_result: Callable[[Job, Invocation], None] | None = None,
-               runner: Runner | None = None) -> list[Invocation]:
-    """Run the command once per job (interrupt-safe: agents are killed before re-raising)."""
+               runner: Runner | None = None, keep_ok: bool = True) -> list[Invocation]:
+    """Run the command once per job (interrupt-safe: agents are killed before re-raising).
+    ``keep_ok=False``: only the invocations that did not succeed are returned."""
     runner = runner or Runner(command, timeout=timeout, concurrency=concurrency,
                               output_cap=output_cap, log=world.log)
-    return runner.run(jobs, on_result=on_result)
+    return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
 
 
 def start_and_wait(client: Any, run_id: str, *, world: World, interval: float,
-                   timeout: float, full_items: bool = True) -> dict[str, Any]:
-    """E4 (a 409 means already terminal), then poll E2 until terminal."""
+                   timeout: float, digest: ItemDigest | None = None) -> dict[str, Any]:
+    """E4 (a 409 means already terminal), then poll E2 until terminal (see poll_run)."""
     world.log("Starting run (POST /start) ...")
     client.start_run(run_id)
     world.log("Waiting for scoring to complete ...")
     return poll_run(client, run_id, world=world, interval=interval, timeout=timeout,
-                    full_items=full_items)
+                    digest=digest)
 
 
 def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any = None) -> None:
@@ -305,22 +311,24 @@ def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World
             world.log(f"neens: warning: {msg}")
             outcome.warnings.append(msg)
     outcome.extra["version_label"] = label
-    items = fetch_items(client, run_id)
-    warn_otlp(world, client.base_url, outcome)
-    world.log(f"Running {len(items)} item(s) with concurrency={opts.concurrency} "
-              f"(version={label!r})")
-    jobs = item_jobs(items, run_id=run_id, version_label=label, base_env=world.environ)
-    del items
-    outcome.invocations = run_agents(opts.command, jobs, world=world,
-                                     timeout=opts.per_item_timeout,
-                                     concurrency=opts.concurrency, output_cap=opts.output_cap)
-    del jobs  # before the terminal run (with its items) is read
-    ok = sum(1 for inv in outcome.invocations if inv.ok)
-    world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
+    with fetch_items(client, run_id) as items:
+        total = len(items)
+        warn_otlp(world, client.base_url, outcome)
+        world.log(f"Running {total} item(s) with concurrency={opts.concurrency} "
+                  f"(version={label!r})")
+        jobs = item_jobs(items, run_id=run_id, version_label=label, base_env=world.environ)
+        # A console report needs only the invocations that failed (one per item otherwise).
+        outcome.invocations = run_agents(opts.command, jobs, world=world,
+                                         timeout=opts.per_item_timeout,
+                                         concurrency=opts.concurrency,
+                                         output_cap=opts.output_cap, keep_ok=opts.full_items)
+    ok = total - sum(1 for inv in outcome.invocations if not inv.ok)
+    world.log(f"Command finished for {ok}/{total} item(s) with rc=0")
     outcome.extra["started"] = True
+    digest = None if opts.full_items else ItemDigest()
     outcome.run = start_and_wait(client, run_id, world=world, interval=opts.poll_interval,
-                                 timeout=opts.poll_timeout,
-                                 full_items=opts.full_items)
+                                 timeout=opts.poll_timeout, digest=digest)
+    outcome.item_digest = digest
     note_run(outcome.run, outcome, world)
     if outcome.run.get("status") == "failed":
         detail = outcome.run.get("error") or outcome.run.get("detail")
@@ -347,7 +355,7 @@ def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) ->
         per_item_timeout=settings.timeout, concurrency=settings.concurrency,
         poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
         output_cap=settings.output_cap, policy=policy,
-        full_items=settings.json or settings.full_run_items,
+        full_items=settings.keeps_every_item,
     )
     try:
         run = None

@@ -41,6 +41,7 @@ from neens_action.flows.pull import (
     run_agents,
     warn_otlp,
 )
+from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome
 from neens_action.world import World
 
@@ -73,14 +74,13 @@ def _rank(item_id: str) -> bytes:
     return hashlib.sha256(item_id.encode("utf-8", errors="surrogatepass")).digest()
 
 
-def shard_items(items: Sequence[Mapping[str, Any]], index: int,
-                total: int) -> list[Mapping[str, Any]]:
-    """Shard ``index`` of ``total`` (1-based) of ``items`` (rows with ``item_id``), in the
-    server's replay order. See the module docstring for the assignment rule."""
+def shard_items(items: Sequence[FrozenItem], index: int, total: int) -> list[FrozenItem]:
+    """Shard ``index`` of ``total`` (1-based) of ``items``, in the server's replay order.
+    See the module docstring for the assignment rule."""
     if total <= 1:
         return list(items)
     order = sorted(range(len(items)),
-                   key=lambda k: (_rank(str(items[k]["item_id"])), str(items[k]["item_id"]), k))
+                   key=lambda k: (_rank(items[k].item_id), items[k].item_id, k))
     mine = set(order[index - 1::total])
     return [row for k, row in enumerate(items) if k in mine]
 
@@ -216,21 +216,21 @@ def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -
                 world.log(f"neens: warning: {msg}")
                 outcome.warnings.append(msg)
         outcome.extra["version_label"] = label
-        items = fetch_items(client, outcome.run_id)
-        mine = shard_items(items, index, total)
-        info.update(items=len(mine), totalItems=len(items))
+        with fetch_items(client, outcome.run_id) as items:
+            mine, count = shard_items(items, index, total), len(items)
+        info.update(items=len(mine), totalItems=count)
         what = f"shard {index}/{total}" if total > 1 else "all items"
         if not mine:
-            world.log(f"Nothing to replay in {what}: run {outcome.run_id} has {len(items)} "
+            world.log(f"Nothing to replay in {what}: run {outcome.run_id} has {count} "
                       f"item(s) for {total} shards")
             return outcome
         warn_otlp(world, client.base_url, outcome)
-        world.log(f"Replaying {what}: {len(mine)} of {len(items)} item(s) of run "
+        world.log(f"Replaying {what}: {len(mine)} of {count} item(s) of run "
                   f"{outcome.run_id} with concurrency={settings.concurrency} "
                   f"(version={label!r}); the run is not started")
         jobs = item_jobs(mine, run_id=outcome.run_id, version_label=label,
                          base_env=world.environ)
-        del items, mine
+        del mine
         outcome.invocations = run_agents(settings.command, jobs, world=world,
                                          timeout=settings.timeout,
                                          concurrency=settings.concurrency,
@@ -372,9 +372,11 @@ def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) 
                 world.log("Starting run (POST /start) ...")
                 client.start_run(outcome.run_id)
             world.log("Waiting for scoring to complete ...")
+            full = settings.keeps_every_item
+            outcome.item_digest = None if full else ItemDigest()
             run = poll_run(client, outcome.run_id, world=world,
                            interval=settings.poll_interval, timeout=settings.poll_timeout,
-                           full_items=bool(settings.json or settings.full_run_items))
+                           digest=outcome.item_digest)
         outcome.run = dict(run)
         note_run(outcome.run, outcome, world)
         if outcome.run.get("status") == "failed":

@@ -176,8 +176,11 @@ def _agent_problem(inv: Invocation | None) -> str:
 
 
 def item_verdicts(outcome: Outcome) -> list[ItemVerdict]:
+    """Every item of ``run.items`` (or the rows kept by ``outcome.item_digest``)."""
     run = outcome.run or {}
     rows = run.get("items") if isinstance(run.get("items"), list) else []
+    if not rows and outcome.item_digest is not None:
+        rows = outcome.item_digest.rows
     invs = {inv.item_id: inv for inv in outcome.invocations}
     regressed = _regressed_ids(outcome)
     out = []
@@ -262,6 +265,9 @@ def build_eval_report(outcome: Outcome) -> Report:
             report.tables.append(table)
     report.policy = policy_lines(outcome.policy_eval)
     report.items = item_verdicts(outcome)
+    digest = outcome.item_digest
+    if digest is not None and not isinstance((outcome.run or {}).get("items"), list):
+        report.items_total, report.items_not_passing = digest.total, digest.not_passing
     rate = pass_rate(outcome)
     regs = regressions_text(outcome) if outcome.gate is not None else ""
     report.outputs = {

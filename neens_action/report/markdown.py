@@ -121,15 +121,15 @@ def _score(item: ItemVerdict) -> str:
 
 
 def _items(report: Report, max_rows: int) -> list[str]:
-    failed = report.failed_items
+    failed, count = report.failed_items, report.not_passing_count
     if not failed:
         return []
-    total = len(report.items)
+    total = report.item_count
     with_suite = any(i.suite for i in failed)
     with_strategy = any(i.strategy for i in failed)
     cols = ["Item", *(["Suite"] if with_suite else []), *(["Strategy"] if with_strategy else [])]
     cols += ["State", "Score", "Input", "Reason"]
-    out = [f"#### Failed items ({len(failed)} of {total})", ""]
+    out = [f"#### Failed items ({count} of {total})", ""]
     out.append("| " + " | ".join(cols) + " |")
     out.append("|" + "|".join(":--" for _ in cols) + "|")
     for item in failed[:max_rows]:
@@ -145,7 +145,7 @@ def _items(report: Report, max_rows: int) -> list[str]:
             md_cell(item.reason, REASON_CHARS),
         ]
         out.append("| " + " | ".join(cells) + " |")
-    hidden = len(failed) - max_rows
+    hidden = count - min(len(failed), max_rows)
     if hidden > 0:
         out += ["", f"_…and {hidden} more failed item(s): see the JSON result or JUnit report._"]
     return out

@@ -66,7 +66,11 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     policy: list[PolicyLine] = field(default_factory=list)
-    items: list[ItemVerdict] = field(default_factory=list)  # every item, in replay order
+    items: list[ItemVerdict] = field(default_factory=list)  # every item, in replay order...
+    # ...unless the run was digested (a console-only report): then ``items`` holds only the
+    # first items that did not pass, and these say how many items there were in all
+    items_total: int | None = None
+    items_not_passing: int | None = None
     charts: list[Chart] = field(default_factory=list)
     error: str | None = None
     gate_passed: bool | None = None  # the server gate's own verdict (None: not fetched)
@@ -74,4 +78,15 @@ class Report:
 
     @property
     def failed_items(self) -> list[ItemVerdict]:
+        """The items that did not pass (only the first ones of a digested run)."""
         return [i for i in self.items if i.state != "pass"]
+
+    @property
+    def item_count(self) -> int:
+        return len(self.items) if self.items_total is None else self.items_total
+
+    @property
+    def not_passing_count(self) -> int:
+        if self.items_not_passing is None:
+            return len(self.failed_items)
+        return self.items_not_passing

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 
+from neens_action.items import SHOWN_ITEMS
 from neens_action.report.model import Report, Table
 
 RULE = "=" * 60
 LABEL_WIDTH = 13
-MAX_FAILED = 20
+MAX_FAILED = SHOWN_ITEMS  # the digest of a console-only run keeps that many
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -63,16 +64,17 @@ def render(report: Report) -> str:
             fails = sum(1 for p in report.policy if p.status == "fail")
             warns = sum(1 for p in report.policy if p.status == "warn")
             lines.append(_fact("policy", f"{fails} blocking failure(s), {warns} warning(s)"))
-        failed = report.failed_items
+        failed, count = report.failed_items, report.not_passing_count
         if failed:
-            lines.append(f"  items not passing ({len(failed)} of {len(report.items)}):")
+            lines.append(f"  items not passing ({count} of {report.item_count}):")
             for it in failed[:MAX_FAILED]:
                 score = f"  score {it.score:.2f}" if it.score is not None else ""
                 reason = f" — {clean(it.reason, 120)}" if it.reason else ""
                 lines.append(f"    ✗ {clean(it.item_id, 40)}  {it.state}{score}  "
                              f"\"{clean(it.input, 60)}\"{reason}")
-            if len(failed) > MAX_FAILED:
-                lines.append(f"    … and {len(failed) - MAX_FAILED} more (see --json)")
+            shown = min(len(failed), MAX_FAILED)
+            if count > shown:
+                lines.append(f"    … and {count - shown} more (see --json)")
         lines.append(_fact("verdict", f"{report.verdict} (exit {report.exit_code})"))
         lines.append(RULE)
     if report.error:

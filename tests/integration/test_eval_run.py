@@ -69,7 +69,7 @@ def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox, tmp_path
     assert xml.startswith("<?xml") and xml.count("<testcase") == 6 and "<failure" not in xml
 
 
-def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox):
+def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox, tmp_path):
     good = cli(sandbox, [*CREATE, "--version-label", "main-1", "--branch", "main", "--",
                          *AGENT_CMD])
     assert good.returncode == 0, good.stderr
@@ -77,8 +77,12 @@ def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox):
 
     bad_args = [*CREATE, "--version-label", "feat-1", "--branch", "feat",
                 "--baseline", "branch:main", "--max-regressions", "0", "--", *AGENT_CMD]
-    bad = cli(sandbox, bad_args, AGENT_MODE="bad")
+    junit = tmp_path / "bad.xml"  # without --json: JUnit alone still gets every item
+    bad = cli(sandbox, [*bad_args[:-len(AGENT_CMD) - 1], "--junit", str(junit), "--",
+                        *AGENT_CMD], AGENT_MODE="bad")
     assert bad.returncode == 1, bad.stderr
+    xml = junit.read_text()
+    assert xml.count("<testcase") == 6 and xml.count("<failure") == 3
     assert f"Baseline: run {base_id} — branch:main" in bad.stderr
     assert "  regressions: 3" in bad.stderr
     assert "  gate:        FAILED" in bad.stderr

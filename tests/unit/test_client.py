@@ -17,8 +17,13 @@ from neens_action.client import (
     parse_retry_after,
 )
 from neens_action.errors import NeensApiError
+from neens_action.items import ItemDigest, ItemSpool
 
 KEY = "nk_live_secret_client_test_key"
+
+
+class Cut(bytes):
+    """A body that breaks off: its Content-Length promises 100 bytes more than are sent."""
 
 
 class Fake:
@@ -31,7 +36,8 @@ class Fake:
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,),
+                                       daemon=True)
         self.thread.start()
 
     def _handler(self):
@@ -60,9 +66,13 @@ class Fake:
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+                cut = isinstance(payload, Cut)
+                self.send_header("Content-Length", str(len(data) + (100 if cut else 0)))
                 self.end_headers()
                 self.wfile.write(data)
+                if cut:
+                    self.wfile.flush()
+                    self.close_connection = True
 
             do_GET = do_POST = _serve
 
@@ -366,3 +376,77 @@ def test_backoff_and_retry_after_helpers():
 def test_empty_base_url_refused():
     with pytest.raises(NeensApiError):
         NeensClient("  ", KEY)
+
+
+# -- streamed bodies ---------------------------------------------------------------------------
+
+
+def rows_body(n: int, **extra) -> dict:
+    return {"id": "r", "status": "completed", **extra, "items": [
+        {"datasetVersionItemId": f"b_{i}", "input": f"prompt {i}", "passed": i % 2 == 0,
+         "output": "o" * 50, "error": None if i % 2 == 0 else "judge said no"}
+        for i in range(n)]}
+
+
+def test_a_run_is_folded_into_a_digest_as_it_streams(fake):
+    client, _ = make(fake)
+    fake.script = [(200, {}, rows_body(3000, total=3000))]
+    digest = ItemDigest(limit=5)
+    run = client.get_run("r", digest=digest)
+    assert run == {"id": "r", "status": "completed", "total": 3000}
+    assert (digest.total, digest.passed) == (3000, 1500)
+    assert [r["datasetVersionItemId"] for r in digest.rows] == [f"b_{i}" for i in (1, 3, 5, 7, 9)]
+    assert digest.rows[0] == {"datasetVersionItemId": "b_1", "input": "prompt 1",
+                              "passed": False, "error": "judge said no"}
+
+
+def test_a_body_that_breaks_off_is_read_again_from_the_first_row(fake):
+    client, sleeps = make(fake)
+    whole = json.dumps({"items": [{"item_id": f"it_{i}", "input": f"q{i}"}
+                                  for i in range(400)]}).encode()
+    fake.script = [(200, {"Content-Type": "application/json"}, Cut(whole[: len(whole) // 2])),
+                   (200, {}, json.loads(whole))]
+    with ItemSpool() as spool:
+        client.get_items("r", row=spool.add, restart=spool.reset)
+        assert [item.item_id for item in spool] == [f"it_{i}" for i in range(400)]
+    assert len(fake.requests) == 2 and len(sleeps) == 1  # retried once, nothing twice
+    digest = ItemDigest()
+    fake.script = [(200, {}, Cut(json.dumps(rows_body(300)).encode()[:5000])),
+                   (200, {}, rows_body(300))]
+    client.get_run("r", digest=digest)
+    assert (digest.total, digest.passed) == (300, 150)
+
+
+def test_a_body_that_keeps_breaking_off_is_one_clean_error(fake):
+    client, _ = make(fake, retries=1)
+    fake.script = [(200, {}, Cut(b'{"items": [{"item_id": "a"')) for _ in range(2)]
+    with pytest.raises(NeensApiError) as info:
+        client.get_items("r")
+    assert info.value.status is None and "\n" not in str(info.value)
+    assert str(info.value).startswith("GET /preprod-evals/r/items failed: ")
+
+
+def test_a_streamed_non_json_answer_names_its_content_type(fake):
+    client, _ = make(fake)
+    fake.script = [(200, {"Content-Type": "text/html; charset=utf-8"},
+                    "<html><body>" + "<p>sign in</p>" * 5000 + "</body></html>")]
+    with pytest.raises(NeensApiError) as info:
+        client.get_run("r", digest=ItemDigest())
+    assert str(info.value) == ("GET /preprod-evals/r returned a non-JSON response (HTTP 200, "
+                               "text/html); is --base-url the Neens API origin?")
+
+
+def test_a_create_whose_answer_breaks_off_is_looked_up_not_resent(fake):
+    client, _ = make(fake)
+    fake.script = [(201, {}, Cut(b'{"id": "ppr_7", "status": "awaiting_traces", "items": [')),
+                   (200, {}, {"runs": [{"id": "ppr_7", "status": "awaiting_traces"}]})]
+    run = client.create_run({"name": "x", "version_label": "x"})
+    assert run["id"] == "ppr_7" and len(posts(fake)) == 1
+
+
+def test_a_create_answer_is_read_without_its_items_and_start_drains_the_run(fake):
+    client, _ = make(fake)
+    fake.script = [(201, {}, rows_body(2000, status="awaiting_traces")), (200, {}, rows_body(2000))]
+    run = client.create_run({"name": "x", "version_label": "x"})
+    assert run == {"id": "r", "status": "awaiting_traces"}
+    assert client.start_run("r") is None

@@ -12,6 +12,7 @@ from neens_action import pipeline
 from neens_action.errors import NeensApiError, RunError, UsageError
 from neens_action.flows.common import describe_baseline, poll_delays, poll_until
 from neens_action.flows.pull import create_body, run_pull
+from neens_action.json_stream import keep
 from neens_action.provenance import resolve
 from neens_action.settings import EvalRunSettings
 from neens_action.world import Clock, World
@@ -71,10 +72,10 @@ class FakeClient:
                     {"datasetVersionItemId": "it_1", "input": "q1", "passed": True},
                     {"datasetVersionItemId": "it_2", "input": "q2", "passed": True}]}
 
-    def get_items(self, run_id):
+    def get_items(self, run_id, row=keep, restart=None):
         self.calls.append(("get_items", run_id))
         self._maybe_fail("get_items")
-        return self.items
+        return [kept for kept in map(row, self.items) if kept is not None]
 
     def start_run(self, run_id):
         self.calls.append(("start_run", run_id))
@@ -172,7 +173,12 @@ def test_run_id_flow_happy_path():
     assert o.error is None and o.gate["passed"] is True
     assert c.names() == ["get_run", "get_items", "start_run", "get_run", "get_run", "get_gate"]
     assert o.extra["version_label"] == "from-run"
-    assert [i.ok for i in o.invocations] == [True, True]
+    # a console-only run keeps no record of a good item and folds the terminal items
+    assert o.invocations == [] and "items" not in o.run
+    assert (o.item_digest.total, o.item_digest.passed, o.item_digest.rows) == (2, 2, [])
+    full = run_pull(settings(run_id="ppr_9", json=True), client=FakeClient(), world=world())
+    assert [i.ok for i in full.invocations] == [True, True] and full.item_digest is None
+    assert len(full.run["items"]) == 2
     log = w.err.getvalue()
     assert "Running 2 item(s) with concurrency=1 (version='from-run')" in log
     assert "Command finished for 2/2 item(s) with rc=0" in log

@@ -12,6 +12,7 @@ import pytest
 from neens_action import pipeline
 from neens_action.errors import Interrupted, NeensApiError, RunError
 from neens_action.flows import common
+from neens_action.items import ItemDigest
 from neens_action.outcome import Outcome
 from neens_action.world import Clock, World
 
@@ -154,10 +155,21 @@ def test_poll_run_reads_the_items_once_at_the_end():
             self.calls.append("summary")
             return {"status": "completed", "completed": 1, "total": 1}
 
-        def get_run(self, run_id, slim=False):
-            self.calls.append(f"full slim={slim}")
-            return {"status": "completed", "items": [{"datasetVersionItemId": "a"}]}
+        def get_run(self, run_id, digest=None):
+            self.calls.append(f"full digest={digest is not None}")
+            rows = [{"datasetVersionItemId": "a", "passed": True},
+                    {"datasetVersionItemId": "b", "passed": False}]
+            if digest is None:
+                return {"status": "completed", "items": rows}
+            for row in rows:
+                digest.add(row)
+            return {"status": "completed"}
 
     client = Client()
-    run = common.poll_run(client, "r", world=world(), interval=1, timeout=10, full_items=False)
-    assert run["items"] and client.calls == ["summary", "full slim=True"]
+    run = common.poll_run(client, "r", world=world(), interval=1, timeout=10)
+    assert len(run["items"]) == 2 and client.calls == ["summary", "full digest=False"]
+    client, digest = Client(), ItemDigest()
+    run = common.poll_run(client, "r", world=world(), interval=1, timeout=10, digest=digest)
+    assert "items" not in run and client.calls == ["summary", "full digest=True"]
+    assert (digest.total, digest.passed, [r["datasetVersionItemId"] for r in digest.rows]) == (
+        2, 1, ["b"])

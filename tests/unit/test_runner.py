@@ -46,6 +46,37 @@ def test_stdin_env_returncode_and_order():
     assert any("rc=3" in line for line in lines)
 
 
+def test_keep_ok_false_returns_only_what_did_not_succeed_in_job_order():
+    script = "import sys; d=sys.stdin.read(); sys.exit(0 if int(d.split()[1]) % 3 else 4)"
+    lines: list[str] = []
+    out = Runner([PY, "-c", script], concurrency=3, log=lines.append).run(
+        jobs(10), keep_ok=False)
+    assert [i.item_id for i in out] == ["it_0", "it_3", "it_6", "it_9"]
+    assert all(i.returncode == 4 for i in out)
+    assert sum(1 for line in lines if line.startswith("item ")) == 10  # every item logged
+
+
+def test_jobs_are_taken_from_a_lazy_sequence_one_at_a_time():
+    class Lazy:
+        def __init__(self) -> None:
+            self.made: list[int] = []
+
+        def __len__(self) -> int:
+            return 4
+
+        def __getitem__(self, i: int) -> Job:
+            self.made.append(i)
+            return Job(key=f"it_{i}", input=f"p{i}", env=dict(os.environ))
+
+    from collections.abc import Sequence
+
+    Sequence.register(Lazy)
+    lazy = Lazy()
+    out = Runner(["cat"], log=lambda s: None).run(lazy)  # type: ignore[arg-type]
+    assert [i.item_id for i in out] == ["it_0", "it_1", "it_2", "it_3"]
+    assert lazy.made == [0, 1, 2, 3]  # never copied into a list up front
+
+
 def test_callable_env_and_shell_string():
     calls = []
 

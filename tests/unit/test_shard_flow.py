@@ -12,6 +12,8 @@ import pytest
 
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows import shard
+from neens_action.items import FrozenItem, frozen_item
+from neens_action.json_stream import keep
 from neens_action.report.shard import build_shard_report, decide_step, shard_document
 from neens_action.settings import EvalRunSettings
 from neens_action.world import Clock, World
@@ -39,35 +41,39 @@ def rows(n: int) -> list[dict[str, str]]:
     return [{"item_id": f"it_{i}", "input": f"q{i}"} for i in range(n)]
 
 
+def frozen(n: int) -> list[FrozenItem]:
+    return [FrozenItem(f"it_{i}", f"q{i}") for i in range(n)]
+
+
 # -- assignment ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("n", "total"), [(0, 3), (1, 4), (6, 4), (7, 1), (100, 7), (1000, 8)])
 def test_shards_are_disjoint_cover_everything_and_balanced(n, total):
-    items = rows(n)
+    items = frozen(n)
     shares = [shard.shard_items(items, i, total) for i in range(1, total + 1)]
-    ids = [r["item_id"] for share in shares for r in share]
-    assert sorted(ids) == sorted(r["item_id"] for r in items)  # each item exactly once
+    ids = [r.item_id for share in shares for r in share]
+    assert sorted(ids) == sorted(r.item_id for r in items)  # each item exactly once
     sizes = [len(s) for s in shares]
     assert max(sizes) - min(sizes) <= 1, sizes
 
 
 def test_assignment_ignores_server_order_and_keeps_replay_order():
-    items = rows(50)
+    items = frozen(50)
     shuffled = items[:]
     random.Random(3).shuffle(shuffled)
     for i in range(1, 5):
         a = shard.shard_items(items, i, 4)
         b = shard.shard_items(shuffled, i, 4)
-        assert {r["item_id"] for r in a} == {r["item_id"] for r in b}
+        assert {r.item_id for r in a} == {r.item_id for r in b}
         positions = [shuffled.index(r) for r in b]
         assert positions == sorted(positions)  # the server's replay order is kept
 
 
 def test_assignment_is_by_item_id_not_by_position():
-    first = [r["item_id"] for r in shard.shard_items(rows(10), 2, 3)]
-    assert first == [r["item_id"] for r in shard.shard_items(rows(10), 2, 3)]
-    assert first != [r["item_id"] for r in rows(10)[1::3]]  # not simply every third row
+    first = [r.item_id for r in shard.shard_items(frozen(10), 2, 3)]
+    assert first == [r.item_id for r in shard.shard_items(frozen(10), 2, 3)]
+    assert first != [r.item_id for r in frozen(10)[1::3]]  # not simply every third row
 
 
 @pytest.mark.parametrize("text", ["", "2", "0/4", "5/4", "-1/4", "a/b", "1/0", "1/1001",
@@ -147,9 +153,9 @@ class FakeClient:
             self.run = self.runs.pop(0)
         return dict(self.run)
 
-    def get_items(self, run_id):
+    def get_items(self, run_id, row=keep, restart=None):
         self.calls.append("get_items")
-        return list(self.items)
+        return [kept for kept in map(row, self.items) if kept is not None]
 
     def start_run(self, run_id):
         self.calls.append("start_run")
@@ -179,7 +185,8 @@ def test_shard_replays_only_its_share_and_never_starts(tmp_path):
     assert outcome.error is None
     assert "start_run" not in client.calls
     seen = out.read_text().split()
-    assert sorted(seen) == sorted(r["item_id"] for r in shard.shard_items(items, 2, 3))
+    mine = shard.shard_items([frozen_item(r) for r in items], 2, 3)
+    assert sorted(seen) == sorted(r.item_id for r in mine)
     assert decide_step(outcome) == (0, "replayed")
     report = build_shard_report(outcome)
     doc = shard_document(outcome, report)

@@ -1,0 +1,176 @@
+"""Per-item data of a run, kept small: memory must not grow with the golden set.
+
+- :class:`FrozenItem` / :func:`frozen_item`: one E3 row reduced to what the runner needs.
+- :class:`ItemSpool`: the frozen prompts of a run in an unlinked temporary file, read back
+  one at a time (a few bytes of memory per item, whatever the prompts' size).
+- :class:`ItemDigest`: the terminal run's item rows folded as they stream in: counts, and
+  the first few rows that did not pass (what the console report shows).
+- :func:`slim_run_item`: a run item row trimmed to the fields the report reads.
+
+Stateful sinks (spool, digest) are fed by a streamed response that a retry may read again
+from its first row, so each has ``reset()``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, overload
+
+SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
+                  "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
+# Short texts that repeat across thousands of rows ("no trace captured", a gate id): one copy.
+_SHARED_TEXT = frozenset(("reason", "error", "gateId", "gateName"))
+SHOWN_ITEMS = 20  # not-passing items the console report lists (report/text.py)
+
+
+class FrozenItem(NamedTuple):
+    """One frozen prompt of a run (an E3 row reduced to what the runner needs)."""
+
+    item_id: str
+    input: str
+
+
+def frozen_item(row: Any) -> FrozenItem | None:
+    """An E3 row as a FrozenItem (its id may be "": the caller refuses that)."""
+    if not isinstance(row, dict):
+        return None
+    item_id = row.get("item_id") or row.get("itemId") or row.get("id") or ""
+    text = row.get("input")
+    if text is None:
+        text = ""
+    elif not isinstance(text, str):
+        text = json.dumps(text, ensure_ascii=False)
+    return FrozenItem(str(item_id), text)
+
+
+class ItemSpool(Sequence[FrozenItem]):
+    """Frozen items in an unlinked temporary file (mode 0600, gone when closed or when the
+    process dies); memory holds 8 bytes per item. ``spool[i]`` reads item ``i`` back with
+    ``os.pread``, so worker threads read concurrently without a shared file position.
+    Where no temporary file can be made, the items are kept in memory instead."""
+
+    def __init__(self) -> None:
+        self._offsets = array("Q", [0])
+        self._lock = threading.Lock()
+        self._memory: list[FrozenItem] | None = None
+        self.first_without_id: int | None = None  # 1-based position of a row with no id
+        try:
+            # lives as long as the spool: closed by close() / the with block
+            self._file: Any = tempfile.TemporaryFile(  # noqa: SIM115
+                prefix="neens-items-", buffering=0)
+        except OSError:
+            self._file, self._memory = None, []
+
+    def add(self, row: Any) -> None:
+        """Append an E3 row (a stream element function: returns None, keeps nothing)."""
+        item = frozen_item(row)
+        if item is None:
+            return
+        if not item.item_id and self.first_without_id is None:
+            self.first_without_id = len(self) + 1
+        if self._memory is not None:
+            self._memory.append(item)
+            return
+        data = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+        with self._lock:
+            end = self._offsets[-1]
+            os.pwrite(self._file.fileno(), data, end)
+            self._offsets.append(end + len(data))
+
+    def reset(self) -> None:
+        """Forget every item (a retried read starts again from the first row)."""
+        with self._lock:
+            self._offsets = array("Q", [0])
+            self.first_without_id = None
+            if self._memory is not None:
+                self._memory.clear()
+            else:
+                self._file.truncate(0)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def __enter__(self) -> ItemSpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        if self._memory is not None:
+            return len(self._memory)
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> FrozenItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[FrozenItem]: ...
+
+    def __getitem__(self, index: int | slice) -> FrozenItem | list[FrozenItem]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if self._memory is not None:
+            return self._memory[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("item index out of range")
+        start, end = self._offsets[index], self._offsets[index + 1]
+        item_id, text = json.loads(os.pread(self._file.fileno(), end - start, start))
+        return FrozenItem(item_id, text)
+
+    def __iter__(self) -> Iterator[FrozenItem]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+def slim_run_item(row: Any) -> Any:
+    """One run item row, as the report reads it: the :data:`SLIM_ITEM_KEYS` that are set
+    (a missing key reads as None, like a null one), repeated texts shared."""
+    if not isinstance(row, dict):
+        return row
+    out = {}
+    for key in SLIM_ITEM_KEYS:
+        value = row.get(key)
+        if value is not None:
+            if key in _SHARED_TEXT and isinstance(value, str) and len(value) <= 200:
+                value = sys.intern(value)
+            out[key] = value
+    return out
+
+
+class ItemDigest:
+    """The item rows of a terminal run, folded one at a time: how many there are, how many
+    passed, and the first ``limit`` that did not pass (slim, in replay order)."""
+
+    def __init__(self, limit: int = SHOWN_ITEMS) -> None:
+        self.limit = limit
+        self.total = 0
+        self.passed = 0
+        self.rows: list[dict[str, Any]] = []
+
+    @property
+    def not_passing(self) -> int:
+        return self.total - self.passed
+
+    def add(self, row: Any) -> None:
+        """Fold one run item row in (a stream element function: keeps nothing itself)."""
+        if not isinstance(row, dict):
+            return
+        self.total += 1
+        if row.get("passed") is True:
+            self.passed += 1
+        elif len(self.rows) < self.limit:
+            self.rows.append(slim_run_item(row))
+
+    def reset(self) -> None:
+        self.total = self.passed = 0
+        self.rows = []
