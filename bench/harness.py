@@ -32,8 +32,7 @@ class Measured:
     name: str
     wall: float
     phase: float | None  # agent phase, seconds (None when the lines were not seen)
-    peak_root: int  # bytes
-    peak_tree: int
+    peak_root: int  # bytes: the CLI process's VmHWM
     exit_code: int
     ended: float  # time.time() at exit
     tail: str = ""  # the last stderr lines, for error messages
@@ -108,7 +107,7 @@ def measure(name: str, argv: list[str], env: dict[str, str], *, cwd: Path = ROOT
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, errors="replace")
-    sampler = TreeSampler(proc.pid, interval=0.02)
+    sampler = TreeSampler(proc.pid, interval=0.02, tree=False)  # VmHWM: the kernel's peak
     sampler.start()
 
     def read() -> None:
@@ -138,7 +137,7 @@ def measure(name: str, argv: list[str], env: dict[str, str], *, cwd: Path = ROOT
     if "running" in marks and "last_item" in marks:
         phase = marks["last_item"] - marks["running"]
     return Measured(name=name, wall=ended - start, phase=phase, peak_root=sampler.peak_root,
-                    peak_tree=sampler.peak_tree, exit_code=proc.returncode, ended=ended,
+                    exit_code=proc.returncode, ended=ended,
                     tail="".join(tail), run_id=found.get("run_id", ""))
 
 

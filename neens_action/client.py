@@ -54,6 +54,7 @@ from neens_action.json_stream import decode_chunks, keep
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
 _CHUNK = 64 * 1024
+CI_RESULT_RETRIES = 8  # within a 15 s budget (post_ci_result)
 _WITHOUT_ITEMS = functools.partial(decode_chunks, element=None)
 
 
@@ -355,10 +356,11 @@ class NeensClient:
     def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
                        quick: bool = False) -> Any:
         """E10 ``POST /preprod-evals/{id}/ci-result``: retried briefly (at most 10 s per
-        attempt, 4 retries, no retry starting after 15 s), so a slow report cannot hold a
-        build; ``quick`` (the interrupt path): one attempt, 5 s."""
+        attempt, up to 8 retries but none starting after 15 s: five faults in a row must
+        not lose the verdict, and a slow report cannot hold a build); ``quick`` (the
+        interrupt path): one attempt, 5 s."""
         kw = _quick(self, quick) if quick else {
-            "timeout": min(self.timeout, 10.0), "retries": min(self.retries, 4),
+            "timeout": min(self.timeout, 10.0), "retries": CI_RESULT_RETRIES if self.retries else 0,
             "budget": 15.0}
         return self.request("POST", f"/preprod-evals/{path_segment(run_id)}/ci-result", body=body,
                             safe=True, **kw)

@@ -26,6 +26,7 @@ SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed"
                   "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
 # Short texts that repeat across thousands of rows ("no trace captured", a gate id): one copy.
 _SHARED_TEXT = frozenset(("reason", "error", "gateId", "gateName"))
+_LONE = "surrogatepass"  # JSON escapes can make lone surrogates: kept as they are
 SHOWN_ITEMS = 20  # not-passing items the console report lists (report/text.py)
 
 
@@ -51,12 +52,14 @@ def frozen_item(row: Any) -> FrozenItem | None:
 
 class ItemSpool(Sequence[FrozenItem]):
     """Frozen items in an unlinked temporary file (mode 0600, gone when closed or when the
-    process dies); memory holds 8 bytes per item. ``spool[i]`` reads item ``i`` back with
+    process dies); memory holds 12 bytes per item. ``spool[i]`` reads item ``i`` back with
     ``os.pread``, so worker threads read concurrently without a shared file position.
     Where no temporary file can be made, the items are kept in memory instead."""
 
     def __init__(self) -> None:
+        # record i = its id then its input (UTF-8), at offsets[i]..offsets[i + 1]
         self._offsets = array("Q", [0])
+        self._key_sizes = array("I")
         self._lock = threading.Lock()
         self._memory: list[FrozenItem] | None = None
         self.first_without_id: int | None = None  # 1-based position of a row with no id
@@ -77,16 +80,19 @@ class ItemSpool(Sequence[FrozenItem]):
         if self._memory is not None:
             self._memory.append(item)
             return
-        data = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+        key = item.item_id.encode("utf-8", _LONE)
+        data = key + item.input.encode("utf-8", _LONE)
         with self._lock:
             end = self._offsets[-1]
             os.pwrite(self._file.fileno(), data, end)
             self._offsets.append(end + len(data))
+            self._key_sizes.append(len(key))
 
     def reset(self) -> None:
         """Forget every item (a retried read starts again from the first row)."""
         with self._lock:
             self._offsets = array("Q", [0])
+            self._key_sizes = array("I")
             self.first_without_id = None
             if self._memory is not None:
                 self._memory.clear()
@@ -123,9 +129,9 @@ class ItemSpool(Sequence[FrozenItem]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("item index out of range")
-        start, end = self._offsets[index], self._offsets[index + 1]
-        item_id, text = json.loads(os.pread(self._file.fileno(), end - start, start))
-        return FrozenItem(item_id, text)
+        start, size = self._offsets[index], self._key_sizes[index]
+        data = os.pread(self._file.fileno(), self._offsets[index + 1] - start, start)
+        return FrozenItem(data[:size].decode("utf-8", _LONE), data[size:].decode("utf-8", _LONE))
 
     def __iter__(self) -> Iterator[FrozenItem]:
         for i in range(len(self)):

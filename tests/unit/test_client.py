@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from neens_action.client import (
+    CI_RESULT_RETRIES,
     USER_AGENT,
     NeensClient,
     backoff_delay,
@@ -359,6 +360,24 @@ def test_ci_result_timeout_capped(fake):
     fake.delay = 0.2
     client.post_ci_result("r", {"verdict": "passed"})  # works with the capped timeout
     assert len(fake.requests) == 1
+
+
+def test_ci_result_outlasts_five_faults_in_a_row_within_its_budget(fake):
+    client, sleeps = make(fake, retries=5)
+    fake.script = [(500, {}, {"detail": "x"}), (429, {"Retry-After": "0"}, {}),
+                   (503, {}, "down"), (500, {}, {}), (429, {}, {}), (200, {}, {"ok": True})]
+    assert client.post_ci_result("r", {"verdict": "blocked"}) == {"ok": True}
+    assert len(fake.requests) == 6 and len(sleeps) == 5
+    fake.script = [(500, {}, {})] * 12
+    fake.requests.clear()
+    with pytest.raises(NeensApiError):
+        client.post_ci_result("r", {"verdict": "blocked"})
+    assert len(fake.requests) == 1 + CI_RESULT_RETRIES
+    none, _ = make(fake, retries=0)
+    fake.script, fake.requests[:] = [(500, {}, {})], []
+    with pytest.raises(NeensApiError):
+        none.post_ci_result("r", {"verdict": "blocked"})
+    assert len(fake.requests) == 1  # retries=0 is respected
 
 
 def test_backoff_and_retry_after_helpers():

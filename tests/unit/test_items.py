@@ -19,6 +19,7 @@ from neens_action.items import (
 )
 
 PROMPTS = ["Refund for order 1 ($1.00)?", "", "multi\nline\r\nprompt", "naïve ✓ 😀 \u0000 end",
+           "lone surrogate \ud800 from a JSON escape",
            "x" * 200_000, '{"json": "inside"}']
 
 
@@ -33,11 +34,13 @@ def test_frozen_item_reads_every_id_spelling_and_stringifies_inputs():
 def test_spool_round_trips_every_prompt_exactly():
     with ItemSpool() as spool:
         for n, text in enumerate(PROMPTS):
-            spool.add({"item_id": f"it_{n}", "input": text})
+            spool.add({"item_id": f"it_{n}" + ("é✓" if n % 2 else ""), "input": text})
         assert len(spool) == len(PROMPTS)
         assert [item.input for item in spool] == PROMPTS
-        assert spool[-1] == FrozenItem(f"it_{len(PROMPTS) - 1}", PROMPTS[-1])
-        assert spool[1:3] == [FrozenItem("it_1", ""), FrozenItem("it_2", PROMPTS[2])]
+        assert [item.item_id for item in spool][:3] == ["it_0", "it_1é✓", "it_2"]
+        last = len(PROMPTS) - 1
+        assert spool[-1] == FrozenItem(f"it_{last}" + ("é✓" if last % 2 else ""), PROMPTS[-1])
+        assert spool[1:3] == [FrozenItem("it_1é✓", ""), FrozenItem("it_2", PROMPTS[2])]
         with pytest.raises(IndexError):
             spool[len(PROMPTS)]
         assert spool.first_without_id is None
@@ -50,7 +53,8 @@ def test_spool_keeps_prompts_on_disk_not_in_memory():
             spool.add({"item_id": f"it_{n}", "input": "p" * 1000})
         assert os.fstat(spool._file.fileno()).st_size > 2000 * 1000
         assert os.fstat(spool._file.fileno()).st_nlink == 0  # unlinked: nothing left behind
-        assert sys.getsizeof(spool._offsets) < 2001 * 10  # ~8 bytes per item, not 1,000
+        kept = sys.getsizeof(spool._offsets) + sys.getsizeof(spool._key_sizes)
+        assert kept < 2001 * 16  # ~12 bytes per item, not the 1,000 of its prompt
 
 
 def test_spool_reads_concurrently_from_many_threads():
