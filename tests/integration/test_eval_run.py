@@ -77,12 +77,9 @@ def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox, tmp
 
     bad_args = [*CREATE, "--version-label", "feat-1", "--branch", "feat",
                 "--baseline", "branch:main", "--max-regressions", "0", "--", *AGENT_CMD]
-    junit = tmp_path / "bad.xml"  # without --json: JUnit alone still gets every item
-    bad = cli(sandbox, [*bad_args[:-len(AGENT_CMD) - 1], "--junit", str(junit), "--",
-                        *AGENT_CMD], AGENT_MODE="bad")
+    bad = cli(sandbox, bad_args, AGENT_MODE="bad")  # console only: items folded as they stream
     assert bad.returncode == 1, bad.stderr
-    xml = junit.read_text()
-    assert xml.count("<testcase") == 6 and xml.count("<failure") == 3
+    assert "  items not passing (3 of 6):" in bad.stderr
     assert f"Baseline: run {base_id} — branch:main" in bad.stderr
     assert "  regressions: 3" in bad.stderr
     assert "  gate:        FAILED" in bad.stderr
@@ -94,9 +91,12 @@ def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox, tmp
     run = sandbox.get(f"/preprod-evals/{created_run_id(bad.stderr)}").json()
     assert run["buildVerdict"] == "blocked"
 
-    waived = cli(sandbox, [*bad_args[:-len(AGENT_CMD) - 1], "--no-gate", "--", *AGENT_CMD],
-                 AGENT_MODE="bad")
+    junit = tmp_path / "bad.xml"  # without --json: JUnit alone still gets every item
+    waived = cli(sandbox, [*bad_args[:-len(AGENT_CMD) - 1], "--no-gate", "--junit", str(junit),
+                           "--", *AGENT_CMD], AGENT_MODE="bad")
     assert waived.returncode == 0, waived.stderr
+    xml = junit.read_text()
+    assert xml.count("<testcase") == 6 and xml.count("<failure") == 3
     assert "  gate:        FAILED  (--no-gate: not enforced)" in waived.stderr
     run = sandbox.get(f"/preprod-evals/{created_run_id(waived.stderr)}").json()
     assert run["buildVerdict"] == "warned"
