@@ -306,9 +306,13 @@ class NeensClient:
 
     def get_run_summary(self, run_id: str) -> dict:
         """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
-        is polled without moving 10,000 items each time. A server that ignores the
-        parameter answers the whole run, which is just as good."""
-        return self._get_object(f"/preprod-evals/{path_segment(run_id)}", "items=false")
+        is polled without moving 10,000 items each time. From a server that ignores the
+        parameter, the items are dropped as they stream in (the poll never holds them)."""
+        path = f"/preprod-evals/{path_segment(run_id)}"
+        run = self._object("GET", path, self.request("GET", path, query="items=false",
+                                                     safe=True, reader=_WITHOUT_ITEMS))
+        run.pop("items", None)
+        return run
 
     def get_items(self, run_id: str, row: Callable[[Any], Any] = keep,
                   restart: Callable[[], None] | None = None) -> list[Any]:

@@ -419,6 +419,13 @@ def test_a_run_is_folded_into_a_digest_as_it_streams(fake):
                               "passed": False, "error": "judge said no"}
 
 
+def test_polling_never_holds_the_items_even_from_a_server_that_sends_them(fake):
+    client, _ = make(fake)
+    fake.script = [(200, {}, rows_body(2000, total=2000))]
+    assert client.get_run_summary("r") == {"id": "r", "status": "completed", "total": 2000}
+    assert fake.requests[0]["path"] == "/preprod-evals/r?items=false"
+
+
 def test_a_body_that_breaks_off_is_read_again_from_the_first_row(fake):
     client, sleeps = make(fake)
     whole = json.dumps({"items": [{"item_id": f"it_{i}", "input": f"q{i}"}
