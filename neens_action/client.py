@@ -24,7 +24,6 @@ header and never appears in a message or a ``repr``.
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 import time
@@ -38,34 +37,24 @@ from neens_action import __version__
 from neens_action.errors import NeensApiError
 from neens_action.http_util import (
     STATUS_HINTS,
+    WITHOUT_ITEMS,
     BearerAuth,
     backoff_delay,
-    decode_json,
+    decode_body,
+    drain,
     error_detail,
     expect_object,
     never_sent,
-    non_json_error,
     parse_retry_after,
     path_segment,
+    rows_reader,
     transport_failure,
 )
 from neens_action.items import ItemDigest
-from neens_action.json_stream import decode_chunks, keep
+from neens_action.json_stream import keep
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
-_CHUNK = 64 * 1024
 CI_RESULT_RETRIES = 8  # within a 15 s budget (post_ci_result)
-_WITHOUT_ITEMS = functools.partial(decode_chunks, element=None)
-
-
-def _rows_reader(row: Callable[[Any], Any],
-                 restart: Callable[[], None] | None) -> Callable[[Iterable[bytes]], Any]:
-    """A body reader that streams the ``items`` rows through ``row`` (after ``restart``)."""
-    def read(chunks: Iterable[bytes]) -> Any:
-        if restart is not None:
-            restart()
-        return decode_chunks(chunks, element=row)
-    return read
 
 
 class NeensClient:
@@ -165,8 +154,8 @@ class NeensClient:
                 status = resp.status_code
                 if 200 <= status < 300:
                     if not decode:
-                        return self._drain(resp)
-                    return self._decode(method, path, resp, reader)
+                        return drain(resp)
+                    return decode_body(method, path, resp, reader)
                 resp.content  # noqa: B018 - read the (small) error body here, under the except
             except requests.exceptions.RequestException as exc:
                 err = self._transport_error(method, path, exc, read)
@@ -226,25 +215,6 @@ class NeensClient:
             text = text.replace(self._api_key, "***")
         return text
 
-    def _decode(self, method: str, path: str, resp: requests.Response,
-                reader: Callable[[Iterable[bytes]], Any] | None) -> Any:
-        content_type = resp.headers.get("Content-Type", "")
-        if reader is None:
-            return decode_json(method, path, resp.status_code, resp.content, content_type)
-        with resp:
-            try:
-                return reader(resp.iter_content(_CHUNK))
-            except ValueError:  # JSONDecodeError, UnicodeDecodeError
-                raise non_json_error(method, path, resp.status_code, content_type) from None
-
-    @staticmethod
-    def _drain(resp: requests.Response) -> None:
-        """Read an unwanted 2xx body chunk by chunk (so the connection can be reused)
-        without holding it."""
-        with resp:
-            for _ in resp.iter_content(_CHUNK):
-                pass
-
     def _status_error(self, method: str, path: str, resp: requests.Response) -> NeensApiError:
         try:
             text = resp.content.decode("utf-8", errors="replace")
@@ -288,7 +258,7 @@ class NeensClient:
         key = f"neens-action-{uuid.uuid4().hex}"
         run = self._object("POST", "/preprod-evals",
                            self.request("POST", "/preprod-evals", body=body,
-                                        idempotency_key=key, reader=_WITHOUT_ITEMS))
+                                        idempotency_key=key, reader=WITHOUT_ITEMS))
         run.pop("items", None)  # not kept: E3 lists the frozen items
         return run
 
@@ -300,7 +270,7 @@ class NeensClient:
         if digest is None:
             return self._get_object(path)
         run = self._object("GET", path, self.request(
-            "GET", path, safe=True, reader=_rows_reader(digest.add, digest.reset)))
+            "GET", path, safe=True, reader=rows_reader(digest.add, digest.reset)))
         run.pop("items", None)
         return run
 
@@ -310,7 +280,7 @@ class NeensClient:
         parameter, the items are dropped as they stream in (the poll never holds them)."""
         path = f"/preprod-evals/{path_segment(run_id)}"
         run = self._object("GET", path, self.request("GET", path, query="items=false",
-                                                     safe=True, reader=_WITHOUT_ITEMS))
+                                                     safe=True, reader=WITHOUT_ITEMS))
         run.pop("items", None)
         return run
 
@@ -320,7 +290,7 @@ class NeensClient:
         ``row`` turns each row into what is kept, as the body streams in (None: dropped);
         ``restart`` is called before each read of the body (a retry reads it again)."""
         data = self.request("GET", f"/preprod-evals/{path_segment(run_id)}/items", safe=True,
-                            reader=_rows_reader(row, restart))
+                            reader=rows_reader(row, restart))
         if isinstance(data, list):  # a bare list (no envelope)
             return [kept for kept in map(row, data) if kept is not None]
         rows = data.get("items") if isinstance(data, dict) else None

@@ -1,4 +1,5 @@
-"""Small HTTP helpers of the client: backoff, ``Retry-After``, error-body details, JSON kinds.
+"""Small HTTP helpers of the client: backoff, ``Retry-After``, error-body details, JSON kinds,
+and reading 2xx bodies (whole, streamed through a reader, or drained).
 
 Kept apart from :mod:`neens_action.client` (which re-exports them) so the client module stays
 about the calls themselves.
@@ -7,11 +8,12 @@ about the calls themselves.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -19,6 +21,7 @@ import requests
 from requests.auth import AuthBase
 
 from neens_action.errors import NeensApiError
+from neens_action.json_stream import decode_chunks
 
 DETAIL_MAX = 200
 STATUS_HINTS = {
@@ -149,6 +152,43 @@ def decode_json(method: str, path: str, status: int, raw: bytes, content_type: s
         return json.loads(raw)
     except (UnicodeDecodeError, ValueError):
         raise non_json_error(method, path, status, content_type) from None
+
+
+CHUNK = 64 * 1024  # bytes per read of a streamed body
+WITHOUT_ITEMS = functools.partial(decode_chunks, element=None)  # a run, its items dropped
+
+
+def rows_reader(row: Callable[[Any], Any],
+                restart: Callable[[], None] | None) -> Callable[[Iterable[bytes]], Any]:
+    """A body reader that streams the ``items`` rows through ``row`` (after ``restart``:
+    a retried request reads the body again from its first row)."""
+    def read(chunks: Iterable[bytes]) -> Any:
+        if restart is not None:
+            restart()
+        return decode_chunks(chunks, element=row)
+    return read
+
+
+def decode_body(method: str, path: str, resp: requests.Response,
+                reader: Callable[[Iterable[bytes]], Any] | None) -> Any:
+    """A 2xx body: ``json.loads`` of the whole (small) body, or ``reader`` over its chunks
+    as they arrive; a body that is not JSON is a NeensApiError naming its content type."""
+    content_type = resp.headers.get("Content-Type", "")
+    if reader is None:
+        return decode_json(method, path, resp.status_code, resp.content, content_type)
+    with resp:
+        try:
+            return reader(resp.iter_content(CHUNK))
+        except ValueError:  # JSONDecodeError, UnicodeDecodeError
+            raise non_json_error(method, path, resp.status_code, content_type) from None
+
+
+def drain(resp: requests.Response) -> None:
+    """Read an unwanted 2xx body chunk by chunk (so the connection can be reused) without
+    holding it."""
+    with resp:
+        for _ in resp.iter_content(CHUNK):
+            pass
 
 
 def non_json_error(method: str, path: str, status: int, content_type: str) -> NeensApiError:
