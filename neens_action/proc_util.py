@@ -1,8 +1,10 @@
-"""Small process helpers for the runner: the capped output tail, pidfds, durations."""
+"""Small process helpers for the runner: the capped output tail, feeding stdin, pidfds,
+durations."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 class OutputTail:
@@ -36,6 +38,19 @@ def pidfd(pid: int) -> int | None:
         return opener(pid)
     except OSError:
         return None
+
+
+def feed(stdin: Any, data: bytes, offset: int) -> int:
+    """Write to a non-blocking stdin what the pipe takes now; returns the new offset (all
+    of it when the agent stopped reading: it may ignore its input)."""
+    try:
+        while offset < len(data):
+            offset += os.write(stdin.fileno(), data[offset:offset + 65536])
+    except BlockingIOError:
+        pass
+    except OSError:  # EPIPE: the agent closed its stdin
+        offset = len(data)
+    return offset
 
 
 def fmt_secs(seconds: float) -> str:

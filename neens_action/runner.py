@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neens_action.outcome import Invocation
-from neens_action.proc_util import OutputTail, fmt_secs
+from neens_action.proc_util import OutputTail, feed, fmt_secs
 from neens_action.proc_util import pidfd as open_pidfd
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
@@ -78,6 +78,7 @@ class Runner:
         progress_every: float = 5.0,
         keep_output: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        log_every: float = 0.0,
     ) -> None:
         if not command:
             raise ValueError("empty command")
@@ -91,6 +92,9 @@ class Runner:
         self.progress_every = progress_every
         self.keep_output = keep_output  # keep output of successful invocations too
         self.clock = clock
+        # > 0: per-item lines are written together at most this often (one write, not one
+        # per item: each costs the worker a GIL round trip and the log reader a wake-up)
+        self.log_every = log_every
         self._lock = threading.Lock()
         self._resolved: dict[str, Sequence[str]] = {}  # PATH -> argv with a resolved program
         self._live: dict[int, subprocess.Popen] = {}
@@ -128,6 +132,22 @@ class Runner:
         started = self.clock()
         width = len(str(total))
         callback_lock = threading.Lock()
+        pending: list[str] = []  # lines not written yet (log_every > 0)
+        flushed = [started]
+
+        def emit(line: str) -> None:  # under callback_lock
+            if self.log_every <= 0:
+                self.log(line)
+                return
+            pending.append(line)
+            if self.clock() - flushed[0] >= self.log_every:
+                flush()
+
+        def flush() -> None:  # under callback_lock
+            if pending:
+                self.log("\n".join(pending))
+                pending.clear()
+            flushed[0] = self.clock()
 
         def take() -> int | None:
             with self._lock:
@@ -150,16 +170,16 @@ class Runner:
                     if not inv.ok:
                         state["failed"] += 1
                     status = "ok" if inv.ok else (inv.error or f"rc={inv.returncode}")
-                    self.log(f"item {i + 1:>{width}}/{total} [{job.key}] {status} "
-                             f"({inv.duration_s:.1f}s)")
+                    emit(f"item {i + 1:>{width}}/{total} [{job.key}] {status} "
+                         f"({inv.duration_s:.1f}s)")
                     now = self.clock()
                     if (state["done"] < total
                             and now - state["last_progress"] >= self.progress_every):
                         state["last_progress"] = now
                         done = state["done"]
                         eta = (now - started) / done * (total - done)
-                        self.log(f"items {done}/{total} done, {state['failed']} failed, "
-                                 f"eta {fmt_secs(eta)}")
+                        emit(f"items {done}/{total} done, {state['failed']} failed, "
+                             f"eta {fmt_secs(eta)}")
                     if on_result is not None:
                         on_result(job, inv)
 
@@ -171,13 +191,21 @@ class Runner:
             for t in threads:
                 while t.is_alive():
                     t.join(0.2)
+                    if pending:  # no line waits longer than about log_every + 0.2 s
+                        with callback_lock:
+                            if self.clock() - flushed[0] >= self.log_every:
+                                flush()
         except BaseException:
             # An interrupt reached the waiting thread: kill every agent, let workers finish.
             self.kill_all()
             deadline = time.monotonic() + self.drain + self.grace + 5
             for t in threads:
                 t.join(max(0.0, deadline - time.monotonic()))
+            with callback_lock:
+                flush()
             raise
+        with callback_lock:
+            flush()
         out: list[Invocation] = []
         for i, res in enumerate(results):
             if isinstance(res, Invocation):
@@ -253,19 +281,6 @@ class Runner:
             self._resolved[path] = cached
         return cached
 
-    @staticmethod
-    def _feed(stdin: Any, data: bytes, offset: int) -> int:
-        """Write what the pipe takes now; returns the new offset (all of it when the agent
-        stopped reading: it may ignore its input)."""
-        try:
-            while offset < len(data):
-                offset += os.write(stdin.fileno(), data[offset:offset + 65536])
-        except BlockingIOError:
-            pass
-        except OSError:  # EPIPE: the agent closed its stdin
-            offset = len(data)
-        return offset
-
     def _signal_group(self, proc: subprocess.Popen, sig: int | None) -> None:
         try:
             if _POSIX and sig is not None:
@@ -294,7 +309,7 @@ class Runner:
         offset = 0
         if data:
             os.set_blocking(stdin.fileno(), False)
-            offset = self._feed(stdin, data, 0)
+            offset = feed(stdin, data, 0)
         if offset >= len(data):
             with contextlib.suppress(OSError):
                 stdin.close()
@@ -352,7 +367,7 @@ class Runner:
                             eof = True
                             sel.unregister(stdout)
                     elif key.fileobj is stdin:
-                        offset = self._feed(stdin, data, offset)
+                        offset = feed(stdin, data, offset)
                         if offset >= len(data):
                             sel.unregister(stdin)
                             with contextlib.suppress(OSError):

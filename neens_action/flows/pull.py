@@ -28,6 +28,8 @@ from neens_action.outcome import Invocation, Outcome
 from neens_action.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.world import World
 
+LOG_EVERY = 0.1  # per-item lines reach the log together, at most this often (Runner)
+
 
 @dataclass
 class DriveOptions:
@@ -243,7 +245,7 @@ def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: Worl
     """Run the command once per job (interrupt-safe: agents are killed before re-raising).
     ``keep_ok=False``: only the invocations that did not succeed are returned."""
     runner = runner or Runner(command, timeout=timeout, concurrency=concurrency,
-                              output_cap=output_cap, log=world.log)
+                              output_cap=output_cap, log=world.log, log_every=LOG_EVERY)
     return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
 
 

@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from neens_action.items import (
+    READ_AHEAD,
     SHOWN_ITEMS,
     FrozenItem,
     ItemDigest,
@@ -75,6 +76,23 @@ def test_spool_reads_concurrently_from_many_threads():
         for t in threads:
             t.join()
         assert bad == []
+
+
+def test_spool_reads_back_in_blocks_of_bounded_size(monkeypatch):
+    reads: list[int] = []
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real(fd, n, at))
+    with ItemSpool() as spool:
+        for n in range(600):
+            spool.add({"item_id": f"it_{n}", "input": f"short {n}"})
+        for n in range(30):
+            spool.add({"item_id": f"big_{n}", "input": str(n) * 100_000})
+        items = list(spool)
+        assert [i.item_id for i in items[598:601]] == ["it_598", "it_599", "big_0"]
+        assert items[-1] == FrozenItem("big_29", "29" * 100_000)
+        assert len(reads) < 600 // READ_AHEAD + 30  # blocks, not one read per item
+        assert max(reads) <= 1 << 20  # never more than 1 MiB of prompts in memory at once
+        assert spool[3] == FrozenItem("it_3", "short 3")  # going back reads that block again
 
 
 def test_spool_reset_starts_again_for_a_retried_read():

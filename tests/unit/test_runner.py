@@ -77,6 +77,23 @@ def test_jobs_are_taken_from_a_lazy_sequence_one_at_a_time():
     assert lazy.made == [0, 1, 2, 3]  # never copied into a list up front
 
 
+def test_log_every_writes_item_lines_together_and_loses_none():
+    calls: list[str] = []
+    Runner(["cat"], concurrency=4, log=calls.append, log_every=60).run(jobs(30))
+    assert len(calls) == 1  # one write at the end, not thirty
+    lines = calls[0].splitlines()
+    assert sorted(line.split("]")[0] for line in lines) == sorted(
+        f"item {i + 1:>2}/30 [it_{i}" for i in range(30))
+
+
+def test_log_every_lines_do_not_wait_for_the_end_of_the_run():
+    calls: list[str] = []
+    slow = [PY, "-c", "import sys, time; sys.stdin.read(); time.sleep(0.6)"]
+    Runner(slow, log=calls.append, log_every=0.05).run(jobs(3))
+    assert [c.split("]")[0] for c in calls] == ["item 1/3 [it_0", "item 2/3 [it_1",
+                                               "item 3/3 [it_2"]  # each while the next ran
+
+
 def test_callable_env_and_shell_string():
     calls = []
 
