@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from bench.harness import startup
 from bench.procs import TreeSampler
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,15 +101,6 @@ def measure(name: str, argv: list[str], env: dict[str, str], stamps: Path,
                   peak_root=sampler.peak_root, peak_tree=sampler.peak_tree,
                   exit_code=proc.returncode, agents_done=len(done),
                   max_procs=sampler.max_procs)
-
-
-def startup(argv: list[str], runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=False, timeout=60)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _mb(n: int) -> str:

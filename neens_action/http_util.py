@@ -1,8 +1,8 @@
 """Small HTTP helpers of the client: backoff, ``Retry-After``, error-body details, JSON kinds,
 and reading 2xx bodies (whole, streamed through a reader, or drained).
 
-Kept apart from :mod:`neens_action.client` (which re-exports them) so the client module stays
-about the calls themselves.
+Kept apart from :mod:`neens_action.transport` (how a call is made) and
+:mod:`neens_action.client` (the endpoints; it re-exports a few of these).
 """
 
 from __future__ import annotations

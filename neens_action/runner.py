@@ -140,13 +140,14 @@ class Runner:
                 self.log(line)
                 return
             pending.append(line)
-            if self.clock() - flushed[0] >= self.log_every:
-                flush()
+            flush(due=True)
 
-        def flush() -> None:  # under callback_lock
-            if pending:
-                self.log("\n".join(pending))
-                pending.clear()
+        def flush(*, due: bool = False) -> None:  # under callback_lock
+            """Write the pending lines (``due``: only once ``log_every`` has passed)."""
+            if not pending or (due and self.clock() - flushed[0] < self.log_every):
+                return
+            self.log("\n".join(pending))
+            pending.clear()
             flushed[0] = self.clock()
 
         def take() -> int | None:
@@ -193,8 +194,7 @@ class Runner:
                     t.join(0.2)
                     if pending:  # no line waits longer than about log_every + 0.2 s
                         with callback_lock:
-                            if self.clock() - flushed[0] >= self.log_every:
-                                flush()
+                            flush(due=True)
         except BaseException:
             # An interrupt reached the waiting thread: kill every agent, let workers finish.
             self.kill_all()

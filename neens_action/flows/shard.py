@@ -230,7 +230,6 @@ def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -
                   f"(version={label!r}); the run is not started")
         jobs = item_jobs(mine, run_id=outcome.run_id, version_label=label,
                          base_env=world.environ)
-        del mine
         outcome.invocations = run_agents(settings.command, jobs, world=world,
                                          timeout=settings.timeout,
                                          concurrency=settings.concurrency,

@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from neens_action.flows.common import describe_baseline
+from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.model import ItemVerdict, PolicyLine, Report, Table
 from neens_action.verdict import decide, gate_passed, policy_results, result_field
@@ -175,12 +176,16 @@ def _agent_problem(inv: Invocation | None) -> str:
     return f"agent: {inv.error or f'rc={inv.returncode}'}"
 
 
+def _digest(outcome: Outcome) -> ItemDigest | None:
+    """The digest the run's items were folded into, when the run object has none."""
+    has_items = isinstance((outcome.run or {}).get("items"), list)
+    return None if has_items else outcome.item_digest
+
+
 def item_verdicts(outcome: Outcome) -> list[ItemVerdict]:
     """Every item of ``run.items`` (or the rows kept by ``outcome.item_digest``)."""
-    run = outcome.run or {}
-    rows = run.get("items") if isinstance(run.get("items"), list) else []
-    if not rows and outcome.item_digest is not None:
-        rows = outcome.item_digest.rows
+    digest, listed = _digest(outcome), (outcome.run or {}).get("items")
+    rows = digest.rows if digest is not None else (listed if isinstance(listed, list) else [])
     invs = {inv.item_id: inv for inv in outcome.invocations}
     regressed = _regressed_ids(outcome)
     out = []
@@ -265,8 +270,8 @@ def build_eval_report(outcome: Outcome) -> Report:
             report.tables.append(table)
     report.policy = policy_lines(outcome.policy_eval)
     report.items = item_verdicts(outcome)
-    digest = outcome.item_digest
-    if digest is not None and not isinstance((outcome.run or {}).get("items"), list):
+    digest = _digest(outcome)
+    if digest is not None:
         report.items_total, report.items_not_passing = digest.total, digest.not_passing
     rate = pass_rate(outcome)
     regs = regressions_text(outcome) if outcome.gate is not None else ""

@@ -15,8 +15,7 @@ import signal
 import pytest
 
 from tests.helpers import run_cli
-from tests.integration.watch_support import (  # noqa: F401
-    DATA,
+from tests.integration.watch_support import (
     LABEL_RE,
     TWO_ITEMS,
     WAIT,
@@ -24,7 +23,6 @@ from tests.integration.watch_support import (  # noqa: F401
     agent_cmd,
     headers,
     save,
-    tagged_processes,
     watch_env,
 )
 

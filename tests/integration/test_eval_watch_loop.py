@@ -11,17 +11,13 @@ import uuid
 import pytest
 
 from tests.helpers import PY, ROOT, start_sandbox
-from tests.integration.watch_support import (  # noqa: F401
-    DATA,
-    LABEL_RE,
+from tests.integration.watch_support import (
     TWO_ITEMS,
     WAIT,
     Watch,
-    agent_cmd,
     headers,
     save,
     tagged_processes,
-    watch_env,
 )
 
 

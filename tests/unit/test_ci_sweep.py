@@ -11,20 +11,10 @@ from neens_action import ci_sweep
 from neens_action.errors import Interrupted, NeensApiError
 from neens_action.flows.sweep import Poll
 from neens_action.outcome import Outcome, SweepOutcome
-from neens_action.world import Clock, World
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 # ---------------------------------------------------------------- the sweep flow
-
-
-class NoSleep(Clock):
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class FakeSweepClient:
@@ -58,7 +48,7 @@ class FakeSweepClient:
 
 
 def _world() -> World:
-    return World(environ={}, err=io.StringIO(), out=io.StringIO(), clock=NoSleep())
+    return World(environ={}, err=io.StringIO(), out=io.StringIO(), clock=FakeClock())
 
 
 def _comparison(outcome: str) -> dict[str, Any]:

@@ -15,23 +15,11 @@ from neens_action.flows.pull import create_body, run_pull
 from neens_action.json_stream import keep
 from neens_action.provenance import resolve
 from neens_action.settings import EvalRunSettings
-from neens_action.world import Clock, World
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 PY = sys.executable
 SHA = "c" * 40
-
-
-class FakeClock(Clock):
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def world(env: dict | None = None) -> World:

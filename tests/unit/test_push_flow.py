@@ -12,18 +12,8 @@ from neens_action.errors import Interrupted, NeensApiError, PolicyError, UsageEr
 from neens_action.flows.push import EvalPushSettings, push_body, run_push, run_push_eval
 from neens_action.policy import GatePolicy
 from neens_action.provenance import Provenance
-from neens_action.world import Clock, World
-
-
-class FakeClock(Clock):
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += max(seconds, 0.0)
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 
 def make_world(environ: dict[str, str] | None = None) -> World:

@@ -14,18 +14,8 @@ from neens_action.errors import Interrupted, NeensApiError, RunError
 from neens_action.flows import common
 from neens_action.items import ItemDigest
 from neens_action.outcome import Outcome
-from neens_action.world import Clock, World
-
-
-class FakeClock(Clock):
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 
 def world() -> World:

@@ -16,20 +16,10 @@ from neens_action.items import FrozenItem, frozen_item
 from neens_action.json_stream import keep
 from neens_action.report.shard import build_shard_report, decide_step, shard_document
 from neens_action.settings import EvalRunSettings
-from neens_action.world import Clock, World
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 PY = sys.executable
-
-
-class FakeClock(Clock):
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def world() -> World:

@@ -11,21 +11,11 @@ from neens_action.errors import NeensApiError, RunError, UsageError
 from neens_action.flows import stress
 from neens_action.outcome import Outcome
 from neens_action.provenance import Provenance
-from neens_action.world import Clock, World
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 GOOD = {"failure_modes": ["fm_a"], "version_label": "v1", "base_url": "http://n.test",
         "command": ["agent"]}
-
-
-class FakeClock(Clock):
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(seconds, 0.0)
 
 
 def world() -> World:

@@ -9,20 +9,8 @@ import pytest
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows import sweep as flows
 from neens_action.flows.sweep import Poll
-from neens_action.world import Clock, World
-
-
-class FakeClock(Clock):
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
+from neens_action.world import World
+from tests.fakes.clock import FakeClock
 
 
 class FakeClient:

@@ -8,7 +8,7 @@ import subprocess
 
 from tests.helpers import PY, ROOT
 
-FORBIDDEN = ("client", "flows", "report", "publish", "policy", "verdict", "runner")
+FORBIDDEN = ("client", "transport", "flows", "report", "publish", "policy", "verdict", "runner")
 SANDBOX = ROOT / "neens_action" / "sandbox"
 
 

@@ -1,0 +1,15 @@
+"""Unit-test fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.client_support import Fake
+
+
+@pytest.fixture
+def fake():
+    """The scripted HTTP server of the client tests (tests/unit/client_support.py)."""
+    f = Fake()
+    yield f
+    f.close()
