@@ -64,7 +64,11 @@ class Fake:
                 cut = isinstance(payload, Cut)
                 self.send_header("Content-Length", str(len(data) + (100 if cut else 0)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+                    self.close_connection = True
+                    return
                 if cut:
                     self.wfile.flush()
                     self.close_connection = True
