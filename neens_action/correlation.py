@@ -11,6 +11,7 @@ merge is stable when applied twice.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +92,61 @@ def _sweep_fields(sweep: SweepTag | Mapping[str, Any]) -> tuple[str, str, str, s
     return str(sid), str(arm), str(rep), get("model")
 
 
+class ItemEnv:
+    """The whole environment of each invocation of one run (spec 6.1): ``base`` (default
+    ``os.environ``) plus the NEENS_* variables and the merged ``OTEL_RESOURCE_ATTRIBUTES``.
+
+    Called as ``env(item_id, item_input)``. What every item shares (the run's variables and
+    the attribute merge around the item id) is worked out once, not once per item.
+    ``sweep`` is a :class:`SweepTag` or a mapping with ``sweep_id``/``arm``/``rep``/``model``
+    (``sweepId`` and ``label`` accepted too).
+    """
+
+    def __init__(self, *, run_id: str, version_label: str,
+                 sweep: SweepTag | Mapping[str, Any] | None = None,
+                 base: Mapping[str, str] | None = None) -> None:
+        env = dict(os.environ if base is None else base)
+        env.pop("NEENS_ITEM_INPUT", None)
+        env["NEENS_EVAL_RUN_ID"] = str(run_id)
+        env["NEENS_VERSION_LABEL"] = str(version_label or "")
+        self.attrs: list[tuple[str, str]] = [
+            ("neens.eval_run_id", str(run_id)),
+            ("neens.dataset_item_id", ""),  # the item's id goes here
+            ("neens.version_label", str(version_label or "")),
+        ]
+        if sweep is not None:
+            sid, arm, rep, model = _sweep_fields(sweep)
+            env.update(NEENS_SWEEP_ID=sid, NEENS_SWEEP_ARM=arm, NEENS_SWEEP_REP=rep,
+                       NEENS_EVAL_MODEL=model or "")
+            self.attrs += [("neens.sweep_id", sid), ("neens.sweep_arm", arm),
+                           ("neens.sweep_rep", rep)]
+        self.existing = env.get("OTEL_RESOURCE_ATTRIBUTES")
+        self.base = env
+        # The merge with a marker for the item id (letters and digits: encoded as is),
+        # split around it; None when the user's own attributes happen to contain it.
+        marker = "neensitem" + secrets.token_hex(8)
+        parts = self._merge(marker).split(marker)
+        self.around = (parts[0], parts[1]) if len(parts) == 2 else None
+
+    def _merge(self, item_id: str) -> str:
+        attrs = list(self.attrs)
+        attrs[1] = ("neens.dataset_item_id", item_id)
+        return merge_resource_attributes(self.existing, attrs)
+
+    def __call__(self, item_id: str, item_input: str | None) -> dict[str, str]:
+        env = dict(self.base)
+        env["NEENS_DATASET_ITEM_ID"] = str(item_id)
+        env_text = ("" if item_input is None else str(item_input)).replace("\x00", "")
+        if len(env_text.encode("utf-8", errors="replace")) <= MAX_ENV_VALUE:
+            env["NEENS_ITEM_INPUT"] = env_text
+        if self.around is None:
+            env["OTEL_RESOURCE_ATTRIBUTES"] = self._merge(str(item_id))
+        else:
+            head, tail = self.around
+            env["OTEL_RESOURCE_ATTRIBUTES"] = head + encode_value(item_id) + tail
+        return env
+
+
 def item_env(
     *,
     run_id: str,
@@ -100,38 +156,9 @@ def item_env(
     sweep: SweepTag | Mapping[str, Any] | None = None,
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The whole environment for one invocation: ``base`` (default ``os.environ``) plus the
-    NEENS_* variables and the merged ``OTEL_RESOURCE_ATTRIBUTES`` (spec 6.1).
-
-    ``sweep`` is a :class:`SweepTag` or a mapping with ``sweep_id``/``arm``/``rep``/``model``
-    (``sweepId`` and ``label`` accepted too).
-    """
-    env = dict(os.environ if base is None else base)
-    text = "" if item_input is None else str(item_input)
-    env_text = text.replace("\x00", "")
-    env["NEENS_EVAL_RUN_ID"] = str(run_id)
-    env["NEENS_DATASET_ITEM_ID"] = str(item_id)
-    env["NEENS_VERSION_LABEL"] = str(version_label or "")
-    if len(env_text.encode("utf-8", errors="replace")) <= MAX_ENV_VALUE:
-        env["NEENS_ITEM_INPUT"] = env_text
-    else:
-        env.pop("NEENS_ITEM_INPUT", None)
-    attrs: list[tuple[str, str]] = [
-        ("neens.eval_run_id", str(run_id)),
-        ("neens.dataset_item_id", str(item_id)),
-        ("neens.version_label", str(version_label or "")),
-    ]
-    if sweep is not None:
-        sid, arm, rep, model = _sweep_fields(sweep)
-        env["NEENS_SWEEP_ID"] = sid
-        env["NEENS_SWEEP_ARM"] = arm
-        env["NEENS_SWEEP_REP"] = rep
-        env["NEENS_EVAL_MODEL"] = model or ""
-        attrs += [("neens.sweep_id", sid), ("neens.sweep_arm", arm), ("neens.sweep_rep", rep)]
-    env["OTEL_RESOURCE_ATTRIBUTES"] = merge_resource_attributes(
-        env.get("OTEL_RESOURCE_ATTRIBUTES"), attrs
-    )
-    return env
+    """The environment of one invocation (see :class:`ItemEnv`, for many items of a run)."""
+    return ItemEnv(run_id=run_id, version_label=version_label, sweep=sweep,
+                   base=base)(item_id, item_input)
 
 
 def sweep_context(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:

@@ -1,10 +1,9 @@
-"""Small process helpers for the runner: the capped output tail, feeding stdin, pidfds,
-durations."""
+"""Small process helpers for the runner: the capped output tail, feeding stdin, reading
+output, pidfds, durations."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 
 class OutputTail:
@@ -40,17 +39,32 @@ def pidfd(pid: int) -> int | None:
         return None
 
 
-def feed(stdin: Any, data: bytes, offset: int) -> int:
-    """Write to a non-blocking stdin what the pipe takes now; returns the new offset (all
-    of it when the agent stopped reading: it may ignore its input)."""
+def feed(stdin: int, data: bytes, offset: int) -> int:
+    """Write to a non-blocking stdin (fd) what the pipe takes now; returns the new offset
+    (all of it when the agent stopped reading: it may ignore its input)."""
     try:
         while offset < len(data):
-            offset += os.write(stdin.fileno(), data[offset:offset + 65536])
+            offset += os.write(stdin, data[offset:offset + 65536])
     except BlockingIOError:
         pass
     except OSError:  # EPIPE: the agent closed its stdin
         offset = len(data)
     return offset
+
+
+def read_output(out: int, tail: OutputTail, *, closed: bool) -> bool:
+    """Read what ``poll`` said is there; True at the end of the output. ``closed``: every
+    writer has closed it, so what is left is read to the end without blocking."""
+    while True:
+        try:
+            chunk = os.read(out, 65536)
+        except OSError:
+            return True
+        if not chunk:
+            return True
+        tail.add(chunk)
+        if not closed:
+            return False
 
 
 def fmt_secs(seconds: float) -> str:

@@ -1,7 +1,8 @@
 """Agent processes: one invocation of the user's command per job (spec 6.3, 6.4).
 
-Each invocation runs in its own session / process group, gets the prompt on stdin (then
-stdin is closed) and its environment from the job. stdout and stderr are captured together
+Each invocation runs in its own session / process group (started by
+:mod:`neens_action.spawn`), gets the prompt on stdin (then stdin is closed) and its
+environment from the job. stdout and stderr are captured together
 into a tail buffer capped at ``output_cap`` bytes; nothing is echoed. On the per-item
 timeout the whole group gets SIGTERM, then SIGKILL after a short grace; output is drained
 for at most ``drain`` seconds (a grandchild that escaped the group cannot hang us). When the
@@ -19,10 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
+import select
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -30,9 +30,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from neens_action import spawn
 from neens_action.outcome import Invocation
-from neens_action.proc_util import OutputTail, feed, fmt_secs
-from neens_action.proc_util import pidfd as open_pidfd
+from neens_action.proc_util import OutputTail, feed, fmt_secs, read_output
+from neens_action.spawn import Child, Launch
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
 _POSIX = os.name == "posix"
@@ -53,13 +54,10 @@ class Job:
 
 
 _SUCCEEDED = object()  # a result slot of a successful invocation that is not kept
-_Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
-# Each invocation leads its own session / process group, so a kill reaches grandchildren.
-# (Popen, not os.posix_spawn: Popen releases the GIL while it launches, so the workers'
-# launches overlap; posix_spawn measured slower with 8 workers.)
-_SESSION: dict[str, Any] = (
-    {"start_new_session": True} if _POSIX
-    else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)})
+_READABLE = getattr(select, "POLLIN", 1) | getattr(select, "POLLHUP", 16)
+_PIPE_PAGE = 4096  # PIPE_BUF: every pipe takes this much at once, even at the pipe limit
+_KILL = signal.SIGKILL if _POSIX else None  # Windows: Child.signal_group kills the child
+_TERM = signal.SIGTERM if _POSIX else None
 
 
 class Runner:
@@ -79,6 +77,7 @@ class Runner:
         keep_output: bool = False,
         clock: Callable[[], float] = time.monotonic,
         log_every: float = 0.0,
+        launch: Launch | None = None,
     ) -> None:
         if not command:
             raise ValueError("empty command")
@@ -95,9 +94,10 @@ class Runner:
         # > 0: per-item lines are written together at most this often (one write, not one
         # per item: each costs the worker a GIL round trip and the log reader a wake-up)
         self.log_every = log_every
+        self.launch = launch or spawn.launch  # starts one agent process
         self._lock = threading.Lock()
         self._resolved: dict[str, Sequence[str]] = {}  # PATH -> argv with a resolved program
-        self._live: dict[int, subprocess.Popen] = {}
+        self._live: dict[int, Child] = {}
         self._stopping = False
 
     # -- public --------------------------------------------------------------------------------
@@ -111,8 +111,8 @@ class Runner:
         with self._lock:
             self._stopping = True
             live = list(self._live.values())
-        for proc in live:
-            self._signal_group(proc, signal.SIGKILL if _POSIX else None)
+        for child in live:
+            child.signal_group(_KILL)
 
     def run(
         self,
@@ -226,7 +226,6 @@ class Runner:
 
     def run_one(self, job: Job) -> Invocation:
         """Run the command once for ``job`` (blocking) and return its record."""
-        shell = isinstance(self.command, str)
         start = self.clock()
         if self._stopping:
             return self._invocation(job, error="not run (interrupted)")
@@ -234,28 +233,24 @@ class Runner:
         # kill_all runs is killed right after it registers, so none escapes the interrupt.
         try:
             env = job.env() if callable(job.env) else job.env
-            proc = subprocess.Popen(
-                self._argv(env), shell=shell, env=dict(env),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                close_fds=True, **_SESSION,
-            )
+            child = self.launch(self._argv(env), env)
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
-            name = self.command if shell else self.command[0]
+            name = self.command if isinstance(self.command, str) else self.command[0]
             return self._invocation(
                 job, error=f"failed to launch command: {reason}: {str(name)[:200]}",
                 duration_s=round(self.clock() - start, 3),
             )
         with self._lock:
-            self._live[proc.pid] = proc
+            self._live[child.pid] = child
             late = self._stopping
         if late:
-            self._signal_group(proc, signal.SIGKILL if _POSIX else None)
+            child.signal_group(_KILL)
         try:
-            rc, timed_out, tail = self._communicate(proc, job.input)
+            rc, timed_out, tail = self._communicate(child, job.input)
         finally:
             with self._lock:
-                self._live.pop(proc.pid, None)
+                self._live.pop(child.pid, None)
         duration = round(self.clock() - start, 3)
         error = None
         if timed_out:
@@ -268,10 +263,12 @@ class Runner:
             inv.output = tail.text()
         return inv
 
-    def _argv(self, env: Mapping[str, str]) -> Sequence[str] | str:
+    def _argv(self, env: Mapping[str, str]) -> Sequence[str]:
         """The command with its program resolved once per PATH (not once per item: a PATH
         search costs a stat, or a failed exec in the child, per directory)."""
-        if isinstance(self.command, str) or os.sep in self.command[0]:
+        if isinstance(self.command, str):
+            return _shell(self.command)
+        if os.sep in self.command[0]:
             return self.command
         path = env.get("PATH", os.defpath)
         cached = self._resolved.get(path)
@@ -281,111 +278,110 @@ class Runner:
             self._resolved[path] = cached
         return cached
 
-    def _signal_group(self, proc: subprocess.Popen, sig: int | None) -> None:
-        try:
-            if _POSIX and sig is not None:
-                os.killpg(proc.pid, sig)
-            else:  # pragma: no cover - Windows
-                proc.kill()
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
-
-    def _communicate(self, proc: subprocess.Popen,
-                     text: str) -> tuple[int | None, bool, OutputTail]:
+    def _communicate(self, child: Child, text: str) -> tuple[int | None, bool, OutputTail]:
         """Feed stdin, collect the output tail, wait for the exit (or the deadline).
 
-        One selector waits on the output, on stdin while input remains, and on a pidfd of
-        the process (Linux), so an exit is seen at once without polling; the input is
-        written before the first wait when it fits the pipe (the common case).
+        Built for the common case of a short agent, with as few system calls as possible
+        (each one hands the GIL to another worker and back): an input that fits one pipe
+        page is written at once and stdin closed; one ``poll(2)`` then waits for output,
+        its end and, through a pidfd (Linux), the exit; the output left after the last
+        writer closed is read without waiting again. Without a pidfd the exit is checked
+        when the output has ended and on every quiet wake-up (at least every 0.1 s, which
+        is also when the timeout, the kill on interrupt, and a leader that exited while
+        something it started still holds the output are handled).
         """
         tail = OutputTail(self.output_cap)
         data = (text or "").encode("utf-8", errors="replace")
-        sel = _Selector()  # poll(2): no extra fd per item, unlike epoll
-        stdout = proc.stdout
-        stdin = proc.stdin
-        assert stdout is not None and stdin is not None
-        os.set_blocking(stdout.fileno(), False)
-        sel.register(stdout, selectors.EVENT_READ)
-        offset = 0
-        if data:
-            os.set_blocking(stdin.fileno(), False)
-            offset = feed(stdin, data, 0)
-        if offset >= len(data):
-            with contextlib.suppress(OSError):
-                stdin.close()
-        else:
-            sel.register(stdin, selectors.EVENT_WRITE)
-        pidfd = open_pidfd(proc.pid)
-        if pidfd is not None:
-            sel.register(pidfd, selectors.EVENT_READ)
-        now = self.clock()
-        deadline = now + self.timeout if self.timeout else None
+        out = child.stdout
+        assert out is not None and child.stdin is not None
+        poller = select.poll()
+        poller.register(out, _READABLE)
+        offset = _write_small(child, data)
+        if offset < len(data):  # a larger input goes in as the agent reads it
+            os.set_blocking(child.stdin, False)
+            offset = feed(child.stdin, data, offset)
+            if offset < len(data):
+                poller.register(child.stdin, select.POLLOUT)
+            else:
+                child.close_stdin()
+        exit_fd = child.open_pidfd()
+        if exit_fd is not None:
+            poller.register(exit_fd, select.POLLIN)
+        deadline = self.clock() + self.timeout if self.timeout else None
         timed_out = False
+        rc: int | None = None
         term_at: float | None = None  # when SIGTERM was sent
         drain_until: float | None = None  # stop reading by then (after exit or kill)
         eof = False
         try:
             while True:
                 now = self.clock()
-                rc = proc.poll()
-                if self._stopping and rc is None:
-                    self._signal_group(proc, signal.SIGKILL)
-                if deadline is not None and not timed_out and rc is None and now >= deadline:
-                    timed_out = True
-                    term_at = now
-                    self._signal_group(proc, signal.SIGTERM)
-                if term_at is not None and rc is None and now - term_at >= self.grace:
-                    self._signal_group(proc, signal.SIGKILL)
-                    term_at = None
-                if rc is not None:
-                    if eof:
-                        break
-                    if drain_until is None:
-                        drain_until = now + self.drain
-                    elif now >= drain_until:
-                        break
-                wait = 0.1 if pidfd is not None or not eof else 0.005
+                if rc is None:
+                    if self._stopping:
+                        child.signal_group(_KILL)
+                    if deadline is not None and not timed_out and now >= deadline:
+                        timed_out, term_at = True, now
+                        child.signal_group(_TERM)
+                    if term_at is not None and now - term_at >= self.grace:
+                        child.signal_group(_KILL)
+                        term_at = None
+                elif eof:
+                    break
+                elif drain_until is None:
+                    drain_until = now + self.drain
+                elif now >= drain_until:
+                    break
+                wait = 0.1
                 if deadline is not None and not timed_out:
-                    wait = max(0.0, min(wait, deadline - now))
+                    wait = min(wait, deadline - now)
                 if drain_until is not None:
-                    wait = max(0.0, min(wait, drain_until - now))
-                if not sel.get_map():  # output closed, input written: wait for the exit
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        proc.wait(wait)
+                    wait = min(wait, drain_until - now)
+                wait = max(0.0, wait)
+                if eof and child.stdin is None and exit_fd is None:  # only the exit left
+                    rc = child.wait(wait)
                     continue
-                for key, _ in sel.select(wait):
-                    if key.fileobj is stdout:
-                        try:
-                            chunk = os.read(stdout.fileno(), 65536)
-                        except BlockingIOError:
-                            continue
-                        except OSError:
-                            chunk = b""
-                        if chunk:
-                            tail.add(chunk)
-                        else:
-                            eof = True
-                            sel.unregister(stdout)
-                    elif key.fileobj is stdin:
-                        offset = feed(stdin, data, offset)
+                events = poller.poll(wait * 1000)
+                for fd, happened in events:
+                    if fd == out:
+                        eof = read_output(out, tail, closed=bool(happened & select.POLLHUP))
+                        if eof:
+                            poller.unregister(out)
+                    elif fd == exit_fd:
+                        poller.unregister(exit_fd)
+                        exit_fd = None
+                        rc = child.poll()
+                    elif child.stdin is not None:  # stdin can take more
+                        offset = feed(child.stdin, data, offset)
                         if offset >= len(data):
-                            sel.unregister(stdin)
-                            with contextlib.suppress(OSError):
-                                stdin.close()
-                    else:  # the pidfd: the process exited
-                        sel.unregister(key.fileobj)
+                            poller.unregister(child.stdin)
+                            child.close_stdin()
+                if rc is None and exit_fd is None and (eof or not events):
+                    rc = child.poll()
         finally:
-            sel.close()
-            if pidfd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(pidfd)
-            with contextlib.suppress(OSError):
-                stdin.close()
-            with contextlib.suppress(OSError):
-                stdout.close()
+            child.close_pipes()
             # Nothing of this item may outlive it (leader exited, or timed out/killed).
-            self._signal_group(proc, signal.SIGKILL)
-            if proc.poll() is None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(self.drain)
-        return proc.returncode, timed_out, tail
+            child.signal_group(_KILL)
+            if child.poll() is None:
+                child.wait(self.drain)
+            child.close()
+        return child.returncode, timed_out, tail
+
+
+def _write_small(child: Child, data: bytes) -> int:
+    """Write an input of at most one pipe page to the new, empty pipe (which takes it
+    without blocking) and close stdin; returns how much is written (0: a larger input)."""
+    if len(data) > _PIPE_PAGE:
+        return 0
+    assert child.stdin is not None
+    if data:
+        with contextlib.suppress(OSError):  # EPIPE: the agent closed its stdin already
+            os.write(child.stdin, data)
+    child.close_stdin()
+    return len(data)
+
+
+def _shell(command: str) -> list[str]:
+    """A shell command line as argv (what ``Popen(shell=True)`` runs)."""
+    if _POSIX:
+        return ["/bin/sh", "-c", command]
+    return [os.environ.get("COMSPEC", "cmd.exe"), "/c", command]  # pragma: no cover

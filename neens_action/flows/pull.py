@@ -197,9 +197,9 @@ class ItemJobs(Sequence[Job]):
     def __init__(self, items: Sequence[FrozenItem], *, run_id: str, version_label: str,
                  base_env: Mapping[str, str], sweep: Any = None,
                  meta: Mapping[str, Any] | None = None) -> None:
-        self.items, self.run_id, self.label = items, run_id, version_label
-        self.base = dict(base_env)
-        self.sweep = sweep
+        self.items = items
+        self.env = correlation.ItemEnv(run_id=run_id, version_label=version_label,
+                                       sweep=sweep, base=base_env)
         self.meta = dict(meta or {})  # read-only for the runner: one dict for every job
 
     def __len__(self) -> int:
@@ -216,9 +216,7 @@ class ItemJobs(Sequence[Job]):
             return [self[i] for i in range(*index.indices(len(self)))]
         item_id, text = self.items[index]
         return Job(key=item_id, input=text, meta=self.meta,
-                   env=functools.partial(correlation.item_env, run_id=self.run_id,
-                                         item_id=item_id, version_label=self.label,
-                                         item_input=text, sweep=self.sweep, base=self.base))
+                   env=functools.partial(self.env, item_id, text))
 
 
 def item_jobs(items: Sequence[FrozenItem], *, run_id: str, version_label: str,

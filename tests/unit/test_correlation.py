@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from neens_action.correlation import (
+    ItemEnv,
     SweepTag,
     item_env,
     merge_resource_attributes,
@@ -98,3 +99,31 @@ def test_otlp_warning_says_what_to_set():
     assert "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:8787/v1/traces" in msg
     assert otlp_warning({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://x/v1/traces"}, "x") is None
     assert otlp_warning({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, "x") is None
+
+
+def _merged_by_hand(existing: str | None, item_id: str) -> str:
+    return merge_resource_attributes(existing, [
+        ("neens.eval_run_id", "r"), ("neens.dataset_item_id", item_id),
+        ("neens.version_label", "v")])
+
+
+def test_item_env_for_many_items_equals_the_merge_done_per_item(monkeypatch):
+    ids = ["it_1", "a,b=c", "100% ünïcode id", " ", "neensitem", "%2C"]
+    for existing in [None, "", "service.name=svc", "neens.dataset_item_id=old,x=1",
+                     "x=1,neens.dataset_item_id=a,neens.dataset_item_id=b,y=%2C"]:
+        base = {} if existing is None else {"OTEL_RESOURCE_ATTRIBUTES": existing}
+        env_of = ItemEnv(run_id="r", version_label="v", base=base)
+        assert env_of.around is not None
+        for item_id in ids:
+            env = env_of(item_id, "prompt")
+            assert env["OTEL_RESOURCE_ATTRIBUTES"] == _merged_by_hand(existing, item_id)
+            assert env["NEENS_DATASET_ITEM_ID"] == item_id
+            assert env == item_env(run_id="r", item_id=item_id, version_label="v",
+                                   item_input="prompt", base=base)
+    # The user's attributes contain the marker: every item is merged on its own instead.
+    monkeypatch.setattr("secrets.token_hex", lambda n: "feedface")
+    existing = "note=neensitemfeedface"
+    env_of = ItemEnv(run_id="r", version_label="v",
+                     base={"OTEL_RESOURCE_ATTRIBUTES": existing})
+    assert env_of.around is None
+    assert env_of("it_9", None)["OTEL_RESOURCE_ATTRIBUTES"] == _merged_by_hand(existing, "it_9")

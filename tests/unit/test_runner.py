@@ -10,15 +10,26 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from neens_action import spawn
 from neens_action.runner import Job, Runner
 from tests.helpers import alive, wait_for
 
 PY = sys.executable
 
 
-
-
-
+@pytest.fixture(autouse=True, params=["posix_spawn", "posix_spawn without pidfd", "Popen"])
+def launcher(request, monkeypatch):
+    """Every runner test runs with each way of starting and waiting for agents."""
+    if request.param == "Popen":
+        monkeypatch.setattr(spawn, "launch", spawn.launch_popen)
+    else:
+        assert spawn._load_glibc() is not None  # Linux with glibc >= 2.34 (CI, the image)
+        monkeypatch.setattr(spawn, "launch", spawn.launch_spawn)
+        if request.param.endswith("without pidfd"):
+            monkeypatch.setattr(spawn, "open_pidfd", lambda pid: None)
+    return request.param
 
 def read_pids(path: Path, n: int, timeout: float = 30.0) -> list[int]:
     assert wait_for(lambda: path.exists() and len(path.read_text().split()) >= n, timeout)
