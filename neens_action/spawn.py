@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import select
 import shutil
@@ -295,11 +296,20 @@ def launch_spawn(argv: Sequence[str], env: Mapping[str, str]) -> Child:
         raise OSError("posix_spawn through ctypes needs Linux with glibc 2.34 or newer")
     program = argv[0]
     if os.sep not in program:  # posix_spawn does not search PATH; Popen searches env's
-        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        path = env.get("PATH", os.defpath)
+        found = shutil.which(program, path=path)
         if found is None:
-            raise FileNotFoundError(2, os.strerror(2), program)
+            raise _not_on_path(program, path)
         argv = [found, *argv[1:]]
     return _with_pipes(lambda stdin, out: glibc.start(argv, env, stdin, out))
+
+
+def _not_on_path(program: str, path: str) -> OSError:
+    """What exec would have said: EACCES if the program is there but not executable."""
+    for folder in filter(None, path.split(os.pathsep)):
+        if os.path.isfile(os.path.join(folder, program)):
+            return PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def launch(argv: Sequence[str], env: Mapping[str, str]) -> Child:

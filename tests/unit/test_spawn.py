@@ -121,11 +121,13 @@ def test_same_signal_state_as_popen_restore_signals():
     (["/nonexistent/agent"], FileNotFoundError),
     (["no-such-agent-on-path"], FileNotFoundError),
     ([os.devnull], PermissionError),
+    (["not-executable-agent"], PermissionError),  # on PATH, but chmod -x: say so
 ])
-def test_launch_errors_are_os_errors_and_leak_no_fd(launch, argv, error):
+def test_launch_errors_are_os_errors_and_leak_no_fd(launch, argv, error, tmp_path):
+    (tmp_path / "not-executable-agent").write_text("#!/bin/sh\n")
     before = open_fds()
     with pytest.raises(error) as caught:
-        launch(argv, {"PATH": "/nonexistent"})
+        launch(argv, {"PATH": f"/nonexistent:{tmp_path}"})
     assert caught.value.strerror  # what the runner puts in its one line
     assert open_fds() == before
 
