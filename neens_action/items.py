@@ -1,5 +1,6 @@
 """Per-item data of a run, kept small: memory must not grow with the golden set.
 
+- :class:`LazySequence`: a read-only sequence that makes each element when asked for it.
 - :class:`FrozenItem` / :func:`frozen_item`: one E3 row reduced to what the runner needs.
 - :class:`ItemSpool`: the frozen prompts of a run in an unlinked temporary file, read back
   one at a time (a few bytes of memory per item, whatever the prompts' size).
@@ -20,7 +21,7 @@ import tempfile
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
                   "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
@@ -29,6 +30,32 @@ _SHARED_TEXT = frozenset(("reason", "error", "gateId", "gateName"))
 _LONE = "surrogatepass"  # JSON escapes can make lone surrogates: kept as they are
 READ_AHEAD = 256  # items read back from the spool per system call
 SHOWN_ITEMS = 20  # not-passing items the console report lists (report/text.py)
+
+
+T = TypeVar("T")
+
+
+class LazySequence(Sequence[T]):
+    """A ``Sequence`` whose subclasses give ``__len__`` and ``_get(index)`` (an int in
+    range, negatives already added to the length); slices are lists made from those."""
+
+    def _get(self, index: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._get(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("item index out of range")
+        return self._get(index)
 
 
 class FrozenItem(NamedTuple):
@@ -51,7 +78,7 @@ def frozen_item(row: Any) -> FrozenItem | None:
     return FrozenItem(str(item_id), text)
 
 
-class ItemSpool(Sequence[FrozenItem]):
+class ItemSpool(LazySequence[FrozenItem]):
     """Frozen items in an unlinked temporary file (mode 0600, gone when closed or when the
     process dies); memory holds 12 bytes per item. ``spool[i]`` reads item ``i`` back with
     ``os.pread``, so worker threads read concurrently without a shared file position.
@@ -117,21 +144,9 @@ class ItemSpool(Sequence[FrozenItem]):
             return len(self._memory)
         return len(self._offsets) - 1
 
-    @overload
-    def __getitem__(self, index: int) -> FrozenItem: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[FrozenItem]: ...
-
-    def __getitem__(self, index: int | slice) -> FrozenItem | list[FrozenItem]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _get(self, index: int) -> FrozenItem:
         if self._memory is not None:
             return self._memory[index]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("item index out of range")
         first, block = self._window
         if not first <= index < first + len(block):
             first, block = index, self._read_block(index)

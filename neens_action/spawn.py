@@ -276,17 +276,18 @@ _glibc_lock = threading.Lock()
 def _load_glibc() -> _Glibc | None:
     """The posix_spawn launcher, or None where it is not available (checked once)."""
     global _glibc, _glibc_checked
-    with _glibc_lock:
-        if not _glibc_checked:
-            _glibc_checked = True
-            try:
-                version = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
-                major, minor = (int(x) for x in version.split()[1].split(".")[:2])
-                if version.startswith("glibc ") and (major, minor) >= (2, 34):
-                    _glibc = _Glibc()
-            except (AttributeError, IndexError, OSError, ValueError):
-                _glibc = None
-        return _glibc
+    if not _glibc_checked:
+        with _glibc_lock:
+            if not _glibc_checked:
+                try:
+                    version = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
+                    major, minor = (int(x) for x in version.split()[1].split(".")[:2])
+                    if version.startswith("glibc ") and (major, minor) >= (2, 34):
+                        _glibc = _Glibc()
+                except (AttributeError, IndexError, OSError, ValueError):
+                    _glibc = None
+                _glibc_checked = True
+    return _glibc
 
 
 def launch_spawn(argv: Sequence[str], env: Mapping[str, str]) -> Child:
@@ -294,6 +295,10 @@ def launch_spawn(argv: Sequence[str], env: Mapping[str, str]) -> Child:
     glibc = _load_glibc()
     if glibc is None:
         raise OSError("posix_spawn through ctypes needs Linux with glibc 2.34 or newer")
+    return _spawn(glibc, argv, env)
+
+
+def _spawn(glibc: _Glibc, argv: Sequence[str], env: Mapping[str, str]) -> Child:
     program = argv[0]
     if os.sep not in program:  # posix_spawn does not search PATH; Popen searches env's
         path = env.get("PATH", os.defpath)
@@ -314,6 +319,5 @@ def _not_on_path(program: str, path: str) -> OSError:
 
 def launch(argv: Sequence[str], env: Mapping[str, str]) -> Child:
     """Start ``argv`` the fastest way this system allows (see the module docstring)."""
-    if _load_glibc() is not None:
-        return launch_spawn(argv, env)
-    return launch_popen(argv, env)
+    glibc = _load_glibc()
+    return launch_popen(argv, env) if glibc is None else _spawn(glibc, argv, env)

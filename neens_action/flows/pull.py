@@ -4,7 +4,7 @@
 - :func:`drive_run`: given a run id, fetch items, run the agent per item, start, poll, fetch
   the gate (+ comparison / metrics and the policy evaluation when a policy is in play) into
   an :class:`~neens_action.outcome.Outcome`. Raises on errors; the caller records them.
-- the smaller steps it is made of: :func:`fetch_items`, :func:`item_jobs`,
+- the smaller steps it is made of: :func:`fetch_items`, :class:`ItemJobs`,
   :func:`run_agents`, :func:`start_and_wait`, :func:`collect_verdict`.
 - :func:`run_pull`: the whole command. Problems found before any request raise
   :class:`~neens_action.errors.UsageError`; everything later lands in ``outcome.error``
@@ -17,13 +17,13 @@ import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 from neens_action import correlation, provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.common import describe_baseline, poll_run
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
-from neens_action.items import FrozenItem, ItemDigest, ItemSpool
+from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
 from neens_action.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.world import World
@@ -190,7 +190,7 @@ def fetch_items(client: Any, run_id: str) -> ItemSpool:
     return spool
 
 
-class ItemJobs(Sequence[Job]):
+class ItemJobs(LazySequence[Job]):
     """One Job per frozen item, each made when the runner takes it (with its environment
     built just before launch), so 10,000 pending items cost two strings each."""
 
@@ -205,26 +205,10 @@ class ItemJobs(Sequence[Job]):
     def __len__(self) -> int:
         return len(self.items)
 
-    @overload
-    def __getitem__(self, index: int) -> Job: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Job]: ...
-
-    def __getitem__(self, index: int | slice) -> Job | list[Job]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _get(self, index: int) -> Job:
         item_id, text = self.items[index]
         return Job(key=item_id, input=text, meta=self.meta,
                    env=functools.partial(self.env, item_id, text))
-
-
-def item_jobs(items: Sequence[FrozenItem], *, run_id: str, version_label: str,
-              base_env: Mapping[str, str], sweep: Any = None,
-              meta: Mapping[str, Any] | None = None) -> ItemJobs:
-    """The jobs of ``items`` (see :class:`ItemJobs`)."""
-    return ItemJobs(items, run_id=run_id, version_label=version_label, base_env=base_env,
-                    sweep=sweep, meta=meta)
 
 
 def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> None:
@@ -316,7 +300,7 @@ def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World
         warn_otlp(world, client.base_url, outcome)
         world.log(f"Running {total} item(s) with concurrency={opts.concurrency} "
                   f"(version={label!r})")
-        jobs = item_jobs(items, run_id=run_id, version_label=label, base_env=world.environ)
+        jobs = ItemJobs(items, run_id=run_id, version_label=label, base_env=world.environ)
         # A console report needs only the invocations that failed (one per item otherwise).
         outcome.invocations = run_agents(opts.command, jobs, world=world,
                                          timeout=opts.per_item_timeout,

@@ -32,11 +32,11 @@ from neens_action import provenance
 from neens_action.errors import Interrupted, NeensError, RunError, UsageError
 from neens_action.flows.common import TERMINAL_RUN, poll_delays, poll_run
 from neens_action.flows.pull import (
+    ItemJobs,
     collect_verdict,
     create_body,
     create_run,
     fetch_items,
-    item_jobs,
     note_run,
     run_agents,
     warn_otlp,
@@ -228,7 +228,7 @@ def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -
         world.log(f"Replaying {what}: {len(mine)} of {count} item(s) of run "
                   f"{outcome.run_id} with concurrency={settings.concurrency} "
                   f"(version={label!r}); the run is not started")
-        jobs = item_jobs(mine, run_id=outcome.run_id, version_label=label,
+        jobs = ItemJobs(mine, run_id=outcome.run_id, version_label=label,
                          base_env=world.environ)
         outcome.invocations = run_agents(settings.command, jobs, world=world,
                                          timeout=settings.timeout,
