@@ -56,13 +56,13 @@ def write_seed(path: Path, sizes: list[int], *, extra_small: int = 0) -> dict[in
 
 
 class Sandbox:
-    """``python -m neens_action.sandbox serve`` on 127.0.0.1 with a fresh DB."""
+    """``python -m neens_sandbox serve`` on 127.0.0.1 with a fresh DB."""
 
     def __init__(self, work: Path, seed: Path, *extra: str, name: str = "sandbox") -> None:
         self.log = work / f"{name}.log"
         errf = self.log.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "neens_action.sandbox", "serve", "--host", "127.0.0.1",
+            [sys.executable, "-m", "neens_sandbox", "serve", "--host", "127.0.0.1",
              "--port", "0", "--db", str(work / f"{name}.db"), "--seed", str(seed),
              "--api-key", KEY, *extra],
             stdout=subprocess.PIPE, stderr=errf, text=True, cwd=ROOT)

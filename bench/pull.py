@@ -65,7 +65,7 @@ def write_seed(path: Path, items: int) -> None:
 def start_sandbox(work: Path, seed: Path) -> tuple[subprocess.Popen, str]:
     log = (work / "sandbox.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "neens_action.sandbox", "serve", "--host", "127.0.0.1",
+        [sys.executable, "-m", "neens_sandbox", "serve", "--host", "127.0.0.1",
          "--port", "0", "--db", str(work / "bench.db"), "--seed", str(seed), "--grace", "2"],
         stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
     )

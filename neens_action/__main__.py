@@ -1,3 +1,3 @@
-from neens_action.cli import main
+from neens_action.cli.main import main
 
 main()

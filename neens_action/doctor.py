@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 import requests
 
-from neens_action.client import NeensClient
+from neens_action.api.client import NeensClient
 from neens_action.errors import NeensApiError
 
 TIMEOUT = (5.0, 10.0)

@@ -43,7 +43,7 @@ def run_eval(
     from neens_action.errors import Interrupted, NeensError, UsageError
     from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt
     from neens_action.pipeline import conclude
-    from neens_action.report.text import render
+    from neens_action.report.render.text import render
 
     if not run_id:
         raise UsageError("run_eval needs a run id")

@@ -119,7 +119,7 @@ def conclude(
     if decide is None:
         from neens_action.verdict import decide
     if build is None:
-        from neens_action.report.build import build_eval_report as build
+        from neens_action.report.build.eval import build_eval_report as build
     outcome.exit_code, outcome.build_verdict = decide(outcome)
     if report_ci and client is not None and outcome.run_id and outcome.mode in CI_RESULT_MODES:
         before = outcome.interrupted
@@ -175,17 +175,17 @@ def execute(
             report = conclude(outcome, world=world, client=client, report_ci=False,
                               build=build, decide=decide)
         if render_text is None:
-            from neens_action.report.text import render as render_text
+            from neens_action.report.render.text import render as render_text
         text = render_text(report)
         if text:
             world.log(text)
         if to_json is None:
-            from neens_action.report.json import eval_document as to_json
+            from neens_action.report.render.json import eval_document as to_json
         publishers = list(publishers)
         # The document copies the whole run: built only when someone reads it.
         doc = to_json(outcome, report) if json_out or publishers else None
         if json_out:
-            from neens_action.report.json import dumps
+            from neens_action.report.render.json import dumps
 
             print(dumps(doc), file=world.out, flush=True)
         if junit_path:
@@ -206,7 +206,7 @@ def execute(
 def write_junit(report: Report, path: str, *, world: World) -> None:
     """Write the JUnit XML file (``report.junit``); a failure is one warning line."""
     try:
-        from neens_action.report import junit
+        from neens_action.report.render import junit
     except ImportError:
         world.log("neens: warning: JUnit output is not available in this build")
         return

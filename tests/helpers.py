@@ -77,11 +77,11 @@ def start_sandbox(
     extra: list[str] | None = None,
     port: int = 0,
 ) -> Sandbox:
-    """Start ``python -m neens_action.sandbox serve`` on 127.0.0.1 and wait for its line."""
+    """Start ``python -m neens_sandbox serve`` on 127.0.0.1 and wait for its line."""
     db = db or tmp / "sandbox.db"
     log = tmp / f"sandbox-{int(time.time() * 1000)}.log"
     args = [
-        PY, "-m", "neens_action.sandbox", "serve", "--host", "127.0.0.1", "--port", str(port),
+        PY, "-m", "neens_sandbox", "serve", "--host", "127.0.0.1", "--port", str(port),
         "--db", str(db), "--seed", str(seed), "--api-key", api_key, "--grace", "1",
         *(extra or []),
     ]

@@ -19,13 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neens_action import correlation, provenance
+from neens_action.agents import correlation
+from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.common import describe_baseline, poll_run
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
 from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
-from neens_action.runner import DEFAULT_OUTPUT_CAP, Job, Runner
+from neens_action.settings import provenance
 from neens_action.world import World
 
 LOG_EVERY = 0.1  # per-item lines reach the log together, at most this often (Runner)

@@ -20,15 +20,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from neens_action import provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, UsageError
 from neens_action.flows.common import is_terminal, poll_run
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.pull import collect_verdict, create_body, create_run
 from neens_action.outcome import Outcome
 from neens_action.policy import GatePolicy
-from neens_action.report.escape import excerpt
-from neens_action.settings import EvalRunSettings, parse_gates
+from neens_action.settings import provenance
+from neens_action.settings.run import EvalRunSettings, parse_gates
+from neens_action.text import excerpt
 from neens_action.world import World
 
 MAX_LINE = 300  # server-chosen text in log lines
@@ -210,7 +210,7 @@ def run_push_eval(
     """
     from neens_action.pipeline import conclude
     from neens_action.policy.validate import Checker, parse_gate
-    from neens_action.report.text import render
+    from neens_action.report.render.text import render
 
     world = world or World()
     settings = EvalPushSettings(

@@ -28,7 +28,6 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from neens_action import provenance
 from neens_action.errors import Interrupted, NeensError, RunError, UsageError
 from neens_action.flows.common import TERMINAL_RUN, poll_delays, poll_run
 from neens_action.flows.pull import (
@@ -43,6 +42,7 @@ from neens_action.flows.pull import (
 )
 from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome
+from neens_action.settings import provenance
 from neens_action.world import World
 
 MAX_SHARDS = 1000

@@ -18,13 +18,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from neens_action import provenance
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows import pull
 from neens_action.flows.common import describe_baseline, is_terminal, poll_run, poll_until
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.outcome import Outcome
-from neens_action.settings import EvalRunSettings, _finite
+from neens_action.settings import provenance
+from neens_action.settings.run import EvalRunSettings, _finite
 from neens_action.world import World
 
 STRATEGIES = ("paraphrase", "escalate", "boundary")

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from neens_action.report.escape import gh_data, gh_property, utf8_len
+from neens_action.text import gh_data, gh_property, utf8_len
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 annotations of each kind per step
 _OUTPUT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import requests
 
-from neens_action.report.escape import dotenv_value
+from neens_action.text import dotenv_value
 
 MARKER_PREFIX = "<!-- neens-eval-action"
 DOTENV_LIMIT = 5 * 1024  # GitLab rejects dotenv reports of 5 KB or more

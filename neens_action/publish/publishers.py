@@ -22,8 +22,8 @@ from typing import Any
 
 from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
-from neens_action.report.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
 from neens_action.report.model import Report
+from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
 
 ECHO_INVOCATIONS = 10  # failing agents whose output is echoed
 ECHO_CHARS = 16 * 1024  # tail of each one's output

@@ -1,5 +1,5 @@
 """action.yml, the GitLab component and their docs agree with the CI front door's input table
-(neens_action/ci_inputs.py): a mode or input added there must reach every platform file."""
+(neens_action/ci/inputs.py): a mode or input added there must reach every platform file."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 
-from neens_action import ci_inputs
+from neens_action.ci import inputs as ci_inputs
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -61,7 +61,7 @@ def test_component_variables_are_front_door_inputs():
     assert job["image"]["entrypoint"] == [""]
     assert job["script"] == ["python3 /opt/neens/entrypoint.py"]
     assert not {"default", "workflow", "stages", "variables"} & set(BODY)
-    from neens_action.ci import MODES
+    from neens_action.ci.main import MODES
 
     assert set(HEADER["spec"]["inputs"]["mode"]["options"]) <= set(MODES)
 

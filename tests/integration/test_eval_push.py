@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from neens_action.client import NeensClient
+from neens_action.api.client import NeensClient
 from neens_action.flows.push import run_push_eval
 from neens_action.policy import GatePolicy
 from neens_action.world import World

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neens_action.sandbox import sweeps_stats as stats
+from neens_sandbox import sweeps_stats as stats
 
 
 def test_wilson_matches_the_textbook_values():

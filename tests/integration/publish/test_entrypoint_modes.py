@@ -291,7 +291,7 @@ def test_gitlab_push_sweep_writes_dotenv_with_sweep_id_and_winner(
 
 def test_the_input_table_is_whole_whichever_module_is_imported_first() -> None:
     """Mode inputs are registered when ci_inputs is imported, on its own or via ci, and the
-    table generator (`python -m neens_action.ci_inputs`) prints them."""
+    table generator (`python -m neens_action.ci.inputs`) prints them."""
     probe = ("import sys; from neens_action import {first}; "
              "from neens_action import ci_inputs; "
              "print([i.name for i in ci_inputs.INPUTS])")  # the order too: the docs table
@@ -303,7 +303,7 @@ def test_the_input_table_is_whole_whichever_module_is_imported_first() -> None:
         listings.append(proc.stdout)
     assert len(set(listings)) == 1, listings
     assert "'arms'" in listings[0] and "'agent-connection'" in listings[0]
-    table = subprocess.run([PY, "-m", "neens_action.ci_inputs"], capture_output=True,
+    table = subprocess.run([PY, "-m", "neens_action.ci.inputs"], capture_output=True,
                            text=True, timeout=60, cwd=ROOT)
     assert table.returncode == 0, table.stderr
     doc = (ROOT / "docs" / "internals.md").read_text()

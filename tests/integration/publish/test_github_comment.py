@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
-from neens_action.report.markdown import render_comment
+from neens_action.report.render.markdown import render_comment
 from tests.fakes.github_server import HUMAN, FakeGitHub
 from tests.unit.report import samples
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
-from neens_action.report.markdown import render_comment
+from neens_action.report.render.markdown import render_comment
 from tests.fakes.gitlab_server import FakeGitLab
 from tests.unit.report import samples
 

@@ -34,8 +34,8 @@ def test_no_forbidden_import_in_the_source():
 def test_no_forbidden_module_loaded_at_run_time():
     code = (
         "import sys\n"
-        "from neens_action.sandbox.app import load_routes\n"
-        "import neens_action.sandbox.cli, neens_action.sandbox.runs_api\n"
+        "from neens_sandbox.app import load_routes\n"
+        "import neens_sandbox.cli, neens_sandbox.runs_api\n"
         "load_routes()\n"
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] == 'neens_action' and "
         f"len(m.split('.')) > 1 and m.split('.')[1] in {FORBIDDEN!r})\n"

@@ -37,7 +37,7 @@ def test_restart_keeps_every_run_and_branch_baselines(tmp_path):
 
 def test_one_stdout_line_key_never_whole_and_sigint_exits_0(tmp_path):
     proc = subprocess.Popen(
-        [PY, "-m", "neens_action.sandbox", "serve", "--port", "0", "--db",
+        [PY, "-m", "neens_sandbox", "serve", "--port", "0", "--db",
          str(tmp_path / "s.db"), "--seed", str(SEED), "--api-key", TEST_KEY],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None
@@ -52,7 +52,7 @@ def test_one_stdout_line_key_never_whole_and_sigint_exits_0(tmp_path):
 
 
 def _serve(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-m", "neens_action.sandbox", "serve", *args],
+    return subprocess.run([PY, "-m", "neens_sandbox", "serve", *args],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from neens_action.correlation import SweepTag, item_env
+from neens_action.agents.correlation import SweepTag, item_env
 from tests.helpers import PY, ROOT, Sandbox, start_sandbox
 from tests.integration.sandbox.support import db_count, items_of, start_http_agent
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
-from neens_action.report import markdown, text
-from neens_action.report.build import build_eval_report
+from neens_action.report.build.eval import build_eval_report
+from neens_action.report.render import markdown, text
 
 
 def outcome(n: int, passing: int, *, digested: bool) -> Outcome:

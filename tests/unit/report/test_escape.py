@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from neens_action.report import escape
-from neens_action.report.escape import ZWSP
+from neens_action import text as escape
+from neens_action.text import ZWSP
 
 
 def test_md_text_neutralises_markdown_html_and_mentions() -> None:

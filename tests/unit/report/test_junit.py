@@ -3,8 +3,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from neens_action.report import junit
 from neens_action.report.model import ItemVerdict, Report
+from neens_action.report.render import junit
 from tests.unit.report import samples
 from tests.unit.report.golden_util import check_golden
 

@@ -6,9 +6,9 @@ import pytest
 
 from neens_action.publish.github import marker as gh_marker
 from neens_action.publish.gitlab import marker as gl_marker
-from neens_action.report import markdown
-from neens_action.report.escape import ZWSP
 from neens_action.report.model import Table
+from neens_action.report.render import markdown
+from neens_action.text import ZWSP
 from tests.unit.report import samples
 from tests.unit.report.golden_util import check_golden
 

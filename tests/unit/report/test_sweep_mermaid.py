@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from neens_action.report.mermaid import chart_to_mermaid, mermaid_text
+from neens_action.report.build.sweep import arm_charts
 from neens_action.report.model import Chart
-from neens_action.report.sweep import arm_charts
+from neens_action.report.render.mermaid import chart_to_mermaid, mermaid_text
 from tests.unit.report.golden_util import check_golden
 from tests.unit.report.test_sweep_report import SPEC_COMPARISON
 

@@ -6,8 +6,7 @@ import copy
 import json
 
 from neens_action.outcome import Invocation, SweepOutcome
-from neens_action.report.markdown import render_summary
-from neens_action.report.sweep import (
+from neens_action.report.build.sweep import (
     AGENTS_TABLE,
     VERDICT_TABLE,
     build_sweep_report,
@@ -18,8 +17,9 @@ from neens_action.report.sweep import (
     warning_text,
     winner_label,
 )
-from neens_action.report.sweep_json import sweep_json_document
-from neens_action.report.sweep_text import render_sweep_text
+from neens_action.report.render.markdown import render_summary
+from neens_action.report.render.sweep_json import sweep_json_document
+from neens_action.report.render.sweep_text import render_sweep_text
 from tests.unit.report.golden_util import check_golden
 
 # Spec 10.8's illustrative comparison, as the server would send it (spec 4.12).

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from neens_action.sandbox import baselines, evaluate
-from neens_action.sandbox.http import ApiError
+from neens_sandbox import baselines, evaluate
+from neens_sandbox.http import ApiError
 
 
 def item(iid, passed, *, gate=None, error=None, cost=0.001, model="m", score=None):

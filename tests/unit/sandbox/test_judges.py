@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from neens_action.sandbox.judges import JudgeConfigError, run_judge, token_f1, validate_judge
-from neens_action.sandbox.scoring import score_session
+from neens_sandbox.judges import JudgeConfigError, run_judge, token_f1, validate_judge
+from neens_sandbox.scoring import score_session
 
 
 def judge(**kw):

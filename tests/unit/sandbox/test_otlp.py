@@ -9,8 +9,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from neens_action.sandbox import otlp
-from neens_action.sandbox.scoring import output_of, session_from_spans
+from neens_sandbox import otlp
+from neens_sandbox.scoring import output_of, session_from_spans
 
 TRACE = bytes(range(16))
 ROOT, CHILD = bytes([1] * 8), bytes([2] * 8)

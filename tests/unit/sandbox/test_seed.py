@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from neens_action.sandbox.db import Database
-from neens_action.sandbox.seed import (
+from neens_sandbox.db import Database
+from neens_sandbox.seed import (
     SeedError,
     apply_seed,
     create_dataset_version,
@@ -17,7 +17,7 @@ from tests.helpers import SEED
 
 
 def _db(tmp_path) -> Database:
-    from neens_action.sandbox.app import load_routes
+    from neens_sandbox.app import load_routes
 
     load_routes()  # registers every table
     return Database.open(tmp_path / "s.db")

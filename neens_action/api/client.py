@@ -1,0 +1,182 @@
+"""The Neens HTTP client: the only place URLs live.
+
+:class:`NeensClient` is one method per endpoint of ``spec/neens-api.md`` (E1-E20). How each
+call is made (timeouts, retries with backoff, the idempotent run create, one-line errors,
+streamed bodies, the key kept out of every message) is :mod:`neens_action.api.transport`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from neens_action.api.http_util import (
+    WITHOUT_ITEMS,
+    backoff_delay,
+    error_detail,
+    parse_retry_after,
+    path_segment,
+    rows_reader,
+)
+from neens_action.api.json_stream import keep
+from neens_action.api.transport import USER_AGENT, Transport
+from neens_action.items import ItemDigest
+
+CI_RESULT_RETRIES = 8  # within a 15 s budget (post_ci_result)
+
+
+class NeensClient(Transport):
+    """A Neens API client. Methods return the decoded JSON or raise NeensApiError."""
+
+    # -- pre-prod runs (E1-E10) -------------------------------------------------------------
+
+    def create_run(self, body: Mapping[str, Any]) -> dict:
+        """E1 ``POST /preprod-evals`` with an ``Idempotency-Key``: never repeated blindly
+        (see the module docstring)."""
+        key = f"neens-action-{uuid.uuid4().hex}"
+        run = self._object("POST", "/preprod-evals",
+                           self.request("POST", "/preprod-evals", body=body,
+                                        idempotency_key=key, reader=WITHOUT_ITEMS))
+        run.pop("items", None)  # not kept: E3 lists the frozen items
+        return run
+
+    def get_run(self, run_id: str, *, digest: ItemDigest | None = None) -> dict:
+        """E2 ``GET /preprod-evals/{id}``, streamed. ``digest``: the item rows are folded
+        into it as they are decoded and the run comes back without ``items``, so a
+        10,000-item run is never held whole."""
+        path = f"/preprod-evals/{path_segment(run_id)}"
+        if digest is None:
+            return self._get_object(path)
+        run = self._object("GET", path, self.request(
+            "GET", path, safe=True, reader=rows_reader(digest.add, digest.reset)))
+        run.pop("items", None)
+        return run
+
+    def get_run_summary(self, run_id: str) -> dict:
+        """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
+        is polled without moving 10,000 items each time. From a server that ignores the
+        parameter, the items are dropped as they stream in (the poll never holds them)."""
+        path = f"/preprod-evals/{path_segment(run_id)}"
+        run = self._object("GET", path, self.request("GET", path, query="items=false",
+                                                     safe=True, reader=WITHOUT_ITEMS))
+        run.pop("items", None)
+        return run
+
+    def get_items(self, run_id: str, row: Callable[[Any], Any] = keep,
+                  restart: Callable[[], None] | None = None) -> list[Any]:
+        """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => []).
+        ``row`` turns each row into what is kept, as the body streams in (None: dropped);
+        ``restart`` is called before each read of the body (a retry reads it again)."""
+        data = self.request("GET", f"/preprod-evals/{path_segment(run_id)}/items", safe=True,
+                            reader=rows_reader(row, restart))
+        if isinstance(data, list):  # a bare list (no envelope)
+            return [kept for kept in map(row, data) if kept is not None]
+        rows = data.get("items") if isinstance(data, dict) else None
+        return rows if isinstance(rows, list) else []
+
+    def start_run(self, run_id: str) -> None:
+        """E4 ``POST /preprod-evals/{id}/start``; a 409 (already terminal) is fine. The
+        answer (the whole run) is not read, so it is not decoded either."""
+        self.request("POST", f"/preprod-evals/{path_segment(run_id)}/start", safe=True,
+                     conflict_ok=True, decode=False)
+
+    def trigger_push(self, run_id: str) -> dict:
+        """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried."""
+        return self._post_object(f"/preprod-evals/{path_segment(run_id)}/run")
+
+    def cancel_run(self, run_id: str, *, quick: bool = False) -> dict | None:
+        """E6 ``POST /preprod-evals/{id}/cancel``; 409 (already terminal) => None.
+
+        ``quick`` (the interrupt path): one attempt, at most 5 s.
+        """
+        return self.request("POST", f"/preprod-evals/{path_segment(run_id)}/cancel", safe=True,
+                            conflict_ok=True, **self.quick(quick))
+
+    def get_gate(self, run_id: str) -> dict:
+        """E7 ``GET /preprod-evals/{id}/gate``."""
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/gate")
+
+    def get_comparison(self, run_id: str, baseline: str | None = None) -> dict:
+        """E8 ``GET /preprod-evals/{id}/comparison[?baseline=SPEC]``."""
+        query = f"baseline={path_segment(baseline)}" if baseline else ""
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/comparison", query)
+
+    def get_metrics(self, run_id: str) -> dict:
+        """E9 ``GET /preprod-evals/{id}/metrics``."""
+        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/metrics")
+
+    def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
+                       quick: bool = False) -> Any:
+        """E10 ``POST /preprod-evals/{id}/ci-result``: retried briefly (at most 10 s per
+        attempt, up to 8 retries but none starting after 15 s: five faults in a row must
+        not lose the verdict, and a slow report cannot hold a build); ``quick`` (the
+        interrupt path): one attempt, 5 s."""
+        kw = self.quick(quick) if quick else {
+            "timeout": min(self.timeout, 10.0), "retries": CI_RESULT_RETRIES if self.retries else 0,
+            "budget": 15.0}
+        return self.request("POST", f"/preprod-evals/{path_segment(run_id)}/ci-result", body=body,
+                            safe=True, **kw)
+
+    def list_ci_gates(self) -> list[dict]:
+        """E11 ``GET /flywheel/gates/ci``, envelope unwrapped."""
+        data = self._get("/flywheel/gates/ci")
+        if isinstance(data, dict):
+            data = data.get("gates")
+        return list(data) if isinstance(data, list) else []
+
+    # -- model sweeps (E12-E16) ---------------------------------------------------------------
+
+    def preview_sweep(self, body: Mapping[str, Any]) -> dict:
+        """E12 ``POST /model-sweeps/preview`` (estimate, bare or enveloped, returned as is)."""
+        return self._post_object("/model-sweeps/preview", body)
+
+    def create_sweep(self, body: Mapping[str, Any]) -> dict:
+        """E13 ``POST /model-sweeps``: never retried."""
+        return self._post_object("/model-sweeps", body)
+
+    def get_sweep(self, sweep_id: str) -> dict:
+        """E14 ``GET /model-sweeps/{id}``."""
+        return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}")
+
+    def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
+                             baseline_arm: str | None = None) -> dict:
+        """E15 ``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
+        parts = []
+        if bar is not None:
+            parts.append(f"bar={path_segment(repr(float(bar)))}")
+        if baseline_arm:
+            parts.append(f"baselineArm={path_segment(baseline_arm)}")
+        return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}/comparison",
+                                "&".join(parts))
+
+    def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> dict | None:
+        """E16 ``POST /model-sweeps/{id}/cancel``; 409 (already terminal) => None.
+        ``quick`` (the interrupt path): one attempt, at most 5 s."""
+        return self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel", safe=True,
+                            conflict_ok=True, **self.quick(quick))
+
+    # -- scenario suites (E17-E20) -------------------------------------------------------------
+
+    def create_suite(self, body: Mapping[str, Any]) -> dict:
+        """E17 ``POST /scenario-suites``: never retried."""
+        return self._post_object("/scenario-suites", body)
+
+    def get_suite(self, suite_id: str) -> dict:
+        """E18 ``GET /scenario-suites/{id}``."""
+        return self._get_object(f"/scenario-suites/{path_segment(suite_id)}")
+
+    def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> dict:
+        """E19 ``POST /scenario-suites/{id}/regenerate``: never retried."""
+        return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/regenerate",
+                                 dict(body or {}))
+
+    def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> dict:
+        """E20 ``POST /scenario-suites/{id}/launch`` (creates a run): never retried."""
+        return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/launch", body)
+
+
+NeensEvalClient = NeensClient
+
+__all__ = ["USER_AGENT", "NeensClient", "NeensEvalClient", "backoff_delay",
+           "error_detail", "parse_retry_after"]

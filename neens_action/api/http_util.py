@@ -1,0 +1,234 @@
+"""Small HTTP helpers of the client: backoff, ``Retry-After``, error-body details, JSON kinds,
+and reading 2xx bodies (whole, streamed through a reader, or drained).
+
+Kept apart from :mod:`neens_action.api.transport` (how a call is made) and
+:mod:`neens_action.api.client` (the endpoints; it re-exports a few of these).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import quote
+
+import requests
+from requests.auth import AuthBase
+
+from neens_action.api.json_stream import decode_chunks
+from neens_action.errors import NeensApiError
+
+DETAIL_MAX = 200
+STATUS_HINTS = {
+    401: "check --api-key / NEENS_API_KEY: a nk_live_… project key",
+    403: "the API key is not allowed to access this project or resource",
+}
+_TAG = re.compile(r"<[^>]*>")
+_SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def backoff_delay(attempt: int, *, base: float = 0.5, cap: float = 8.0,
+                  rand: Callable[[float, float], float] = random.uniform) -> float:
+    """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**attempt))."""
+    return rand(0.0, min(cap, base * (2 ** max(0, attempt))))
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def error_detail(text: str, content_type: str = "") -> str:
+    """The server's ``detail`` from an error body: JSON ``detail``/``message``/``error``, or
+    at most 200 characters of the body's text with HTML removed."""
+    text = text or ""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")) or "json" in content_type.lower():
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        found = _detail_from_json(data)
+        if found:
+            return _one_line(found)[:DETAIL_MAX * 2]
+    if "<" in stripped and ">" in stripped:
+        title = _TITLE.search(stripped)
+        body = _TAG.sub(" ", _SCRIPT.sub(" ", stripped))
+        stripped = _one_line(title.group(1)) if title and _one_line(title.group(1)) else body
+    line = _one_line(stripped)
+    return line[:DETAIL_MAX] + ("…" if len(line) > DETAIL_MAX else "")
+
+
+def _detail_from_json(data: Any) -> str:
+    if isinstance(data, dict):
+        for key in ("detail", "message", "msg", "error", "title"):
+            if key in data:
+                return _detail_from_json(data[key])
+        return ""
+    if isinstance(data, list):  # e.g. [{"loc": [...], "msg": "..."}]
+        parts = [_detail_from_json(x) for x in data[:3]]
+        return "; ".join(p for p in parts if p)
+    if isinstance(data, str):
+        return data
+    if data is None:
+        return ""
+    return str(data)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def json_kind(value: Any) -> str:
+    """``a JSON array`` / ``a JSON string`` ... for messages about unexpected answers."""
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, (int, float)):
+        return "a JSON number"
+    if isinstance(value, str):
+        return "a JSON string"
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, dict):
+        return "a JSON object"
+    return "JSON null"
+
+
+def transport_failure(exc: Exception, *, connect_timeout: float, read_timeout: float) -> str:
+    """What went wrong below HTTP, in a few words (``connection refused``...)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return f"could not connect within {connect_timeout:g}s"
+    if isinstance(exc, requests.exceptions.Timeout):
+        return f"no response within {read_timeout:g}s (read timeout)"
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "TLS error"
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        text = str(exc).lower()
+        if "refused" in text:
+            return "connection refused"
+        if "name or service not known" in text or "resolve" in text or "getaddrinfo" in text:
+            return "host name not found"
+        if "reset" in text or "aborted" in text or "remote end closed" in text:
+            return "connection reset"
+        return "connection failed"
+    return type(exc).__name__
+
+
+def never_sent(exc: Exception) -> bool:
+    """True when the request cannot have reached the server (no connection was made)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    return (isinstance(exc, requests.exceptions.ConnectionError)
+            and "refused" in str(exc).lower())
+
+
+def decode_json(method: str, path: str, status: int, raw: bytes, content_type: str) -> Any:
+    """A 2xx body: None when empty, else JSON (decoded from the bytes, no text copy); a
+    non-JSON body is a NeensApiError that names the content type, never the body."""
+    if not raw or not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        raise non_json_error(method, path, status, content_type) from None
+
+
+CHUNK = 64 * 1024  # bytes per read of a streamed body
+WITHOUT_ITEMS = functools.partial(decode_chunks, element=None)  # a run, its items dropped
+
+
+def rows_reader(row: Callable[[Any], Any],
+                restart: Callable[[], None] | None) -> Callable[[Iterable[bytes]], Any]:
+    """A body reader that streams the ``items`` rows through ``row`` (after ``restart``:
+    a retried request reads the body again from its first row)."""
+    def read(chunks: Iterable[bytes]) -> Any:
+        if restart is not None:
+            restart()
+        return decode_chunks(chunks, element=row)
+    return read
+
+
+def decode_body(method: str, path: str, resp: requests.Response,
+                reader: Callable[[Iterable[bytes]], Any] | None) -> Any:
+    """A 2xx body: ``json.loads`` of the whole (small) body, or ``reader`` over its chunks
+    as they arrive; a body that is not JSON is a NeensApiError naming its content type."""
+    content_type = resp.headers.get("Content-Type", "")
+    if reader is None:
+        return decode_json(method, path, resp.status_code, resp.content, content_type)
+    with resp:
+        try:
+            return reader(resp.iter_content(CHUNK))
+        except ValueError:  # JSONDecodeError, UnicodeDecodeError
+            raise non_json_error(method, path, resp.status_code, content_type) from None
+
+
+def drain(resp: requests.Response) -> None:
+    """Read an unwanted 2xx body chunk by chunk (so the connection can be reused) without
+    holding it."""
+    with resp:
+        for _ in resp.iter_content(CHUNK):
+            pass
+
+
+def non_json_error(method: str, path: str, status: int, content_type: str) -> NeensApiError:
+    kind = (content_type or "unknown content type").split(";")[0]
+    return NeensApiError(
+        f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); is "
+        "--base-url the Neens API origin?", status=status, method=method, path=path)
+
+
+def expect_object(method: str, path: str, data: Any) -> dict:
+    """``data`` when it is a JSON object ({} for an empty body); else an error."""
+    if data is None:
+        return {}
+    if isinstance(data, dict):
+        return data
+    raise NeensApiError(
+        f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
+        "JSON object was expected); is --base-url the Neens API origin?",
+        status=200, method=method, path=path,  # a 2xx answer: not transient
+    )
+
+
+class BearerAuth(AuthBase):
+    """Adds ``Authorization: Bearer <key>``; its repr never shows the key.
+
+    Using an auth object (rather than a default header) also stops requests from
+    replacing our header with credentials from ``~/.netrc``.
+    """
+
+    def __init__(self, key: str) -> None:
+        self._key = key
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        r.headers["Authorization"] = f"Bearer {self._key}"
+        return r
+
+    def __repr__(self) -> str:
+        return "BearerAuth(***)"
+
+
+def path_segment(value: str) -> str:
+    """A path segment: every reserved character escaped (ids never break out of the path)."""
+    return quote(str(value), safe="")

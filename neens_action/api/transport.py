@@ -1,0 +1,251 @@
+"""How every call to Neens is made: timeouts, retries, idempotent creates, errors, bodies.
+
+One :class:`Transport` (the base of :class:`~neens_action.api.client.NeensClient`, where the
+URLs live) wraps a ``requests.Session``. Every call has a ``(connect, read)``
+timeout. Safe calls (every GET, and the idempotent POSTs ``/start``, ``/cancel``,
+``/ci-result`` and sweep cancel) are retried on transport errors, 429 (honouring
+``Retry-After``, capped) and 5xx, with exponential backoff and full jitter. Calls that
+create something (sweeps, suites, push trigger, preview, launch, regenerate) are never
+retried: a lost response must not create a second object.
+
+Creating a run (E1) is never repeated blindly either. It carries an ``Idempotency-Key``
+header. A refusal that did nothing (429, or a connection that was never made) is retried.
+When the outcome is unknown (a 5xx, a reset or a read timeout after the request left), the
+client looks the key up (``GET /preprod-evals?idempotency_key=K`` => ``{"runs": [...]}``):
+a run found is the answer; no run means nothing was created, so the create is sent again
+(same key); a server that cannot answer the lookup makes it an error that says the run may
+exist. Answers that should be JSON objects and are not (a list, a string) are errors too.
+
+Every failure is a :class:`~neens_action.errors.NeensApiError` whose message is one line:
+``<METHOD> <path> failed: HTTP <status>: <server detail>``. The server's ``detail`` is read
+from a JSON error body; a non-JSON body contributes at most 200 characters of its text with
+HTML stripped (never a whole proxy page). The API key is sent only in the Authorization
+header and never appears in a message or a ``repr``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import requests
+
+from neens_action import __version__
+from neens_action.api.http_util import (
+    STATUS_HINTS,
+    BearerAuth,
+    backoff_delay,
+    decode_body,
+    drain,
+    error_detail,
+    expect_object,
+    never_sent,
+    parse_retry_after,
+    path_segment,
+    transport_failure,
+)
+from neens_action.errors import NeensApiError
+
+USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
+
+
+class Transport:
+    """The session, the key and the rules every call follows (see the module docstring);
+    :class:`~neens_action.api.client.NeensClient` adds the endpoints."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        project_id: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        session: requests.Session | None = None,
+        connect_timeout: float | None = None,
+        max_retry_after: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[float, float], float] = random.uniform,
+    ) -> None:
+        base = (base_url or "").strip().rstrip("/")
+        if not base:
+            raise NeensApiError("no Neens base URL: pass --base-url or set NEENS_BASE_URL")
+        self.base_url = base
+        self.project_id = project_id or None
+        self.timeout = float(timeout)
+        self.connect_timeout = float(connect_timeout if connect_timeout is not None
+                                     else min(10.0, self.timeout))
+        self.retries = max(0, int(retries))
+        self.max_retry_after = max_retry_after
+        self._api_key = api_key or None
+        self._sleep = sleep
+        self._rand = rand
+        self.session = session or requests.Session()
+        if self._api_key:
+            self.session.auth = BearerAuth(self._api_key)
+        self.session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
+        if self.project_id:
+            self.session.headers["X-Neens-Project-Id"] = self.project_id
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return f"NeensClient(base_url={self.base_url!r}, api_key=<{key}>)"
+
+    @property
+    def has_key(self) -> bool:
+        return self._api_key is not None
+
+    def close(self) -> None:
+        self.session.close()
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        query: str = "",
+        safe: bool = False,
+        timeout: float | None = None,
+        conflict_ok: bool = False,
+        retries: int | None = None,
+        idempotency_key: str | None = None,
+        budget: float | None = None,
+        decode: bool = True,
+        reader: Callable[[Iterable[bytes]], Any] | None = None,
+    ) -> Any:
+        """One API call. ``safe`` enables retries (``retries`` overrides the client's count);
+        ``conflict_ok`` turns a 409 into None; ``idempotency_key`` makes a create safe to
+        retry the way the module docstring says; ``budget``: no retry starts after that many
+        seconds; ``decode=False``: the 2xx body is drained unread (None is returned);
+        ``reader``: decodes the 2xx body from its chunks as they arrive (see
+        :mod:`neens_action.api.json_stream`), instead of ``json.loads`` on the whole body.
+
+        Bodies are streamed: a body that breaks off is a transport failure like any other
+        (retried when the call is safe, looked up when it was a create)."""
+        url = self.base_url + path + (f"?{query}" if query else "")
+        read = self.timeout if timeout is None else timeout
+        tmo = (min(self.connect_timeout, read), read)
+        data: bytes | None = None
+        headers: dict[str, str] = {}
+        if body is not None:
+            clean = {k: v for k, v in body.items() if v is not None}
+            data = json.dumps(clean, separators=(",", ":"), allow_nan=False).encode()
+            headers["Content-Type"] = "application/json"
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        count = self.retries if retries is None else max(0, retries)
+        attempts = 1 + (count if safe or idempotency_key else 0)
+        ends = None if budget is None else time.monotonic() + budget
+        for attempt in range(attempts):
+            last = attempt == attempts - 1 or (ends is not None and time.monotonic() >= ends)
+            try:
+                resp = self.session.request(method, url, data=data, headers=headers,
+                                            timeout=tmo, allow_redirects=True, stream=True)
+                status = resp.status_code
+                if 200 <= status < 300:
+                    if not decode:
+                        return drain(resp)
+                    return decode_body(method, path, resp, reader)
+                resp.content  # noqa: B018 - read the (small) error body here, under the except
+            except requests.exceptions.RequestException as exc:
+                err = self._transport_error(method, path, exc, read)
+                if idempotency_key and not never_sent(exc):
+                    found = self._created_by(idempotency_key, err)
+                    if found is not None:
+                        return found
+                if last:
+                    raise err from None
+                self._sleep(backoff_delay(attempt, rand=self._rand))
+                continue
+            if status == 409 and conflict_ok:
+                return None
+            if idempotency_key and status >= 500:
+                found = self._created_by(idempotency_key, self._status_error(method, path, resp))
+                if found is not None:
+                    resp.close()
+                    return found
+            if (status == 429 or status >= 500) and not last:
+                wait = backoff_delay(attempt, rand=self._rand)
+                after = parse_retry_after(resp.headers.get("Retry-After"))
+                if after is not None:
+                    wait = min(after, self.max_retry_after)
+                resp.close()
+                self._sleep(wait)
+                continue
+            raise self._status_error(method, path, resp)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _created_by(self, key: str, err: NeensApiError) -> dict | None:
+        """After a create whose outcome is unknown: the run it made, or None when it made
+        none (so sending it again is safe). Raises when the server cannot tell."""
+        why = ""
+        try:
+            found = self.request("GET", "/preprod-evals",
+                                 query=f"idempotency_key={path_segment(key)}", safe=True)
+        except NeensApiError as exc:
+            found, why = None, f": {exc}"
+        runs = found.get("runs") if isinstance(found, dict) else None
+        if not isinstance(runs, list):
+            raise NeensApiError(
+                f"{err}; the run may have been created anyway and the server could not say "
+                f"(lookup by Idempotency-Key failed{why[:160]}), so it was not sent again: "
+                "check the runs in Neens before re-running",
+                status=err.status, detail=err.detail, method=err.method, path=err.path,
+            )
+        for run in runs:
+            if isinstance(run, dict) and isinstance(run.get("id"), str) and run["id"]:
+                return run
+        return None
+
+    def _object(self, method: str, path: str, data: Any) -> dict:
+        return expect_object(method, path, data)
+
+    def _redact(self, text: str) -> str:
+        if self._api_key and self._api_key in text:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _status_error(self, method: str, path: str, resp: requests.Response) -> NeensApiError:
+        try:
+            text = resp.content.decode("utf-8", errors="replace")
+        except Exception:  # pragma: no cover - defensive
+            text = ""
+        detail = self._redact(error_detail(text, resp.headers.get("Content-Type", "")))
+        reason = resp.reason or ""
+        msg = f"{method} {path} failed: HTTP {resp.status_code}"
+        if reason:
+            msg += f" {reason}"
+        if detail:
+            msg += f": {detail}"
+        hint = STATUS_HINTS.get(resp.status_code)
+        if hint:
+            msg += f" ({hint})"
+        return NeensApiError(msg, status=resp.status_code, detail=detail or None,
+                             method=method, path=path)
+
+    def _transport_error(self, method: str, path: str, exc: Exception,
+                         read: float) -> NeensApiError:
+        what = transport_failure(exc, connect_timeout=self.connect_timeout, read_timeout=read)
+        msg = self._redact(
+            f"{method} {path} failed: {what} (is Neens reachable at {self.base_url}?)"
+        )
+        return NeensApiError(msg, status=None, method=method, path=path)
+
+    def _get(self, path: str, query: str = "") -> Any:
+        return self.request("GET", path, query=query, safe=True)
+
+    def _get_object(self, path: str, query: str = "") -> dict:
+        return self._object("GET", path, self._get(path, query))
+
+    def _post_object(self, path: str, body: Mapping[str, Any] | None = None) -> dict:
+        return self._object("POST", path, self.request("POST", path, body=body))
+
+    def quick(self, quick: bool) -> dict[str, Any]:
+        """``request`` options of the interrupt path: one attempt, at most 5 s."""
+        return {"timeout": min(self.timeout, 5.0), "retries": 0} if quick else {}

@@ -1,0 +1,260 @@
+"""The CI front door's inputs: one table, read the same way on every platform, validated.
+
+Where an input ``some-name`` is read from (first non-empty value wins):
+
+1. ``INPUT_SOME-NAME``      GitHub Actions (upper-cased, dashes kept)
+2. ``INPUT_SOME_NAME``      GitHub, when mapped by hand in ``runs.env`` / a workflow
+3. ``NEENS_INPUT_SOME_NAME`` the GitLab component, Jenkins, ``docker run -e``
+4. the input's fallback variable, if it has one (e.g. ``NEENS_API_KEY`` for ``api-key``)
+5. its default
+
+Every value is checked here; a bad one raises :class:`InputError` naming the input. Modes
+added later (push, sweep, ...) add their inputs to :data:`INPUTS` (or register their own with
+:func:`register`) and read them from the parsed :class:`Inputs`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from neens_action.errors import UsageError
+
+TRUE = {"true", "yes", "y", "on", "1"}
+FALSE = {"false", "no", "n", "off", "0"}
+
+
+class InputError(UsageError):
+    """A CI input has a bad value: ``name`` is the input, ``why`` one sentence."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(f"input {name}: {why}")
+        self.name = name
+        self.why = " ".join(why.split())
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    kind: str  # str script secret bool auto-bool int float choice words list path url
+    default: str = ""
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    fallback: str = ""  # a plain environment variable read when the input is empty
+    minimum: float | None = None
+    maximum: float | None = None
+    positive: bool = False
+
+
+INPUTS: list[Input] = [
+    Input("mode", "str", "run", "what to do (one of ci.MODES)"),
+    Input("command", "words", "", "the agent command, run once per item (shell words)"),
+    Input("install", "script", "", "a set-up command run first with `sh -c`"),
+    Input("install-timeout", "float", "1200", "deadline of the install command (s)",
+          positive=True),
+    Input("working-directory", "path", "", "directory to run install and the agent in"),
+    Input("base-url", "url", "", "Neens API origin", fallback="NEENS_BASE_URL"),
+    Input("api-key", "secret", "", "Neens project key", fallback="NEENS_API_KEY"),
+    Input("run-id", "str", "", "drive an existing run"),
+    Input("create", "auto-bool", "auto", "create a run first: true | false | auto (auto: "
+          "create one when run-id is empty)"),
+    Input("dataset", "str", "", "dataset to snapshot"),
+    Input("dataset-version-id", "str", "", "an explicit dataset version"),
+    Input("version-label", "str", "", "candidate version label"),
+    Input("name", "str", "", "run name"),
+    Input("baseline", "str", "", "branch:<name> | run:<id> | prod | prod:<range>"),
+    Input("max-regressions", "int", "", "gate: fail if regressions > N", minimum=0),
+    Input("min-pass-rate", "float", "", "gate: fail if pass rate < R", minimum=0, maximum=1),
+    Input("timeout", "float", "600", "per-item agent timeout (s): every agent has a deadline",
+          positive=True),
+    Input("concurrency", "int", "1", "parallel agent invocations", minimum=1, maximum=256),
+    Input("poll-interval", "float", "5", "longest wait between status polls (s)",
+          positive=True),
+    Input("poll-timeout", "float", "1800", "overall scoring budget (s)", positive=True),
+    Input("no-gate", "bool", "false", "a failed gate exits 0 (a run error still exits 2)"),
+    Input("gate-policy", "path", "", "gate-as-code policy file", fallback="NEENS_GATE_POLICY"),
+    Input("github-token", "secret", "", "token for the PR comment", fallback="GITHUB_TOKEN"),
+    Input("comment", "choice", "update", "PR/MR comment: update | new | off",
+          choices=("update", "new", "off")),
+    Input("summary", "bool", "true", "write the job summary"),
+    Input("doctor", "bool", "false", "run `neens doctor` checks before anything else"),
+    Input("matrix-key", "str", "", "matrix leg, keys the sticky comment",
+          fallback="NEENS_MATRIX_KEY"),
+    Input("junit-file", "path", "neens-junit.xml", "JUnit XML report path"),
+    Input("result-file", "path", "neens-result.json", "JSON result path"),
+    Input("summary-file", "path", "neens-summary.md", "Markdown summary path"),
+    Input("dotenv-file", "path", "neens.env", "GitLab dotenv report path",
+          fallback="NEENS_DOTENV"),
+]
+_BY_NAME = {i.name: i for i in INPUTS}
+
+
+_BASE_COUNT = len(INPUTS)
+
+
+def register(*inputs: Input) -> None:
+    """Let a mode module add its inputs (or extra choices) without editing this table.
+
+    A replaced input keeps its place; new ones follow the table above in name order, so
+    :data:`INPUTS` (and the docs table) do not depend on which module was imported first.
+    """
+    for item in inputs:
+        if item.name in _BY_NAME:
+            INPUTS[INPUTS.index(_BY_NAME[item.name])] = item
+        else:
+            INPUTS.append(item)
+        _BY_NAME[item.name] = item
+    INPUTS[_BASE_COUNT:] = sorted(INPUTS[_BASE_COUNT:], key=lambda i: i.name)
+
+
+def env_names(name: str) -> list[str]:
+    upper = name.upper()
+    under = upper.replace("-", "_")
+    return list(dict.fromkeys([f"INPUT_{upper}", f"INPUT_{under}", f"NEENS_INPUT_{under}"]))
+
+
+def raw_value(environ: Mapping[str, str], spec: Input) -> str:
+    """The first non-empty value for ``spec`` (see the module docstring), else its default."""
+    for var in env_names(spec.name):
+        value = environ.get(var, "")
+        if value.strip():
+            return value.strip()
+    if spec.fallback and environ.get(spec.fallback, "").strip():
+        return environ[spec.fallback].strip()
+    return spec.default
+
+
+def secrets_in(environ: Mapping[str, str]) -> list[str]:
+    """Every non-empty secret the environment holds for us (masked before anything else)."""
+    values = [raw_value(environ, spec) for spec in INPUTS if spec.kind == "secret"]
+    values += [environ.get(v, "") for v in ("NEENS_API_KEY", "NEENS_GITLAB_TOKEN")]
+    return [v for v in dict.fromkeys(values) if v.strip()]
+
+
+def _number(spec: Input, text: str, cast: type) -> int | float:
+    try:
+        value = cast(text)
+    except ValueError:
+        what = "a whole number" if cast is int else "a number"
+        raise InputError(spec.name, f"must be {what}, got {text[:40]!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(spec.name, f"must be a finite number, got {text[:40]!r}")
+    if spec.positive and value <= 0:
+        raise InputError(spec.name, f"must be greater than 0, got {text[:40]}")
+    if spec.minimum is not None and value < spec.minimum:
+        raise InputError(spec.name, f"must be at least {spec.minimum:g}, got {text[:40]}")
+    if spec.maximum is not None and value > spec.maximum:
+        raise InputError(spec.name, f"must be at most {spec.maximum:g}, got {text[:40]}")
+    return value
+
+
+def parse_value(spec: Input, text: str) -> Any:
+    """Typed value of one input (``None`` when empty and optional)."""
+    if spec.kind in ("secret", "script"):
+        return text or None
+    if spec.kind in ("str", "path"):
+        if any(ord(c) < 32 and c != "\t" for c in text):
+            raise InputError(spec.name, "must be one line without control characters")
+        return text or None
+    if text == "":
+        return None
+    if spec.kind in ("bool", "auto-bool"):
+        low = text.lower()
+        if spec.kind == "auto-bool" and low == "auto":
+            return "auto"
+        if low in TRUE:
+            return True
+        if low in FALSE:
+            return False
+        allowed = "true, false or auto" if spec.kind == "auto-bool" else "true or false"
+        raise InputError(spec.name, f"must be {allowed}, got {text[:40]!r}")
+    if spec.kind == "int":
+        return int(_number(spec, text, int))
+    if spec.kind == "float":
+        return float(_number(spec, text, float))
+    if spec.kind == "choice":
+        if text.lower() not in spec.choices:
+            raise InputError(spec.name, f"must be one of {', '.join(spec.choices)}, got "
+                                        f"{text[:40]!r}")
+        return text.lower()
+    if spec.kind == "list":
+        if any(ord(c) < 32 and c not in "\t\n\r" for c in text):
+            raise InputError(spec.name, "must not contain control characters")
+        return [part for part in re.split(r"[,\s]+", text) if part] or None
+    if spec.kind == "words":
+        try:
+            words = shlex.split(text)
+        except ValueError as exc:
+            raise InputError(spec.name, f"cannot be split into words ({exc})") from None
+        return words or None
+    if spec.kind == "url":
+        if not re.match(r"^https?://[^\s/?#@]+(?::\d+)?(?:/\S*)?$", text):
+            raise InputError(spec.name, f"must be an http(s) URL such as "
+                                        f"https://neens.example.com, got {text[:60]!r}")
+        return text.rstrip("/")
+    raise InputError(spec.name, f"unknown input kind {spec.kind!r}")  # pragma: no cover
+
+
+class Inputs:
+    """Parsed inputs: ``inputs["min-pass-rate"]`` is the typed value, or None when empty."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.values.get(name)
+        return default if value is None else value
+
+    def __repr__(self) -> str:  # never print a secret
+        shown = {k: ("***" if _BY_NAME[k].kind == "secret" and v else v)
+                 for k, v in self.values.items()}
+        return f"Inputs({shown})"
+
+
+def parse_inputs(environ: Mapping[str, str], names: Iterable[str] | None = None) -> Inputs:
+    """Read and validate every input (or just ``names``); the first bad one raises."""
+    values: dict[str, Any] = {}
+    wanted = list(names) if names is not None else [i.name for i in INPUTS]
+    for name in wanted:
+        spec = _BY_NAME[name]
+        values[name] = parse_value(spec, raw_value(environ, spec))
+    return Inputs(values)
+
+
+def markdown_table() -> str:
+    """The "CI inputs" table of ``docs/internals.md`` (kept in sync by a unit test)."""
+    rows = ["| input | GitHub env | GitLab / other env | type | default | fallback |",
+            "|---|---|---|---|---|---|"]
+    for spec in INPUTS:
+        names = env_names(spec.name)
+        kind = spec.kind + (f" ({'/'.join(spec.choices)})" if spec.choices else "")
+        rows.append(
+            f"| `{spec.name}` | `{names[0]}` | `{names[-1]}` | {kind} | "
+            f"{('`' + spec.default + '`') if spec.default else '—'} | "
+            f"{('`' + spec.fallback + '`') if spec.fallback else '—'} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+# Mode modules register their own inputs on import: load them here, so the table is whole
+# wherever it is read (parse_inputs, the docs table, action.yml checks). A module listed here
+# must not import neens_action.ci.main at module level (ci imports this module first).
+MODE_INPUT_MODULES = ("neens_action.ci.modes.shared", "neens_action.ci.modes.shard")
+if __name__ != "__main__":  # as a script, the block below imports the real module instead
+    for _module in MODE_INPUT_MODULES:
+        importlib.import_module(_module)
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m neens_action.ci.inputs` prints the table
+    # The modules above registered into neens_action.ci.inputs, not into this __main__ copy.
+    from neens_action.ci.inputs import markdown_table as _table
+
+    print(_table(), end="")

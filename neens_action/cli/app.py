@@ -1,0 +1,66 @@
+"""The click side of the ``neens`` command (imported only when a command really runs, so
+``neens --version`` starts without click: see ``neens_action/cli/main.py``)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from neens_action import __version__
+from neens_action.cli.main import _COMMANDS, CONTEXT
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (fast start-up)."""
+
+    lazy: dict[str, tuple[str, str]] = _COMMANDS
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.lazy)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.lazy.get(cmd_name)
+        if target is None:
+            return None
+        module = importlib.import_module(target[0])
+        return getattr(module, target[1])
+
+
+def make_lazy_group(name: str, commands: dict[str, tuple[str, str]], **kw: Any) -> click.Group:
+    """A group named ``name`` whose subcommands are ``{name: (module, attribute)}``."""
+    cls = type(f"Lazy_{name}", (LazyGroup,), {"lazy": commands})
+    return cls(name=name, **kw)
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT)
+@click.version_option(__version__, "--version", prog_name="neens", message="%(prog)s %(version)s")
+def neens() -> None:
+    """Neens pre-prod evaluations in CI: replay a golden dataset, gate the build."""
+
+
+def invoke(argv: list[str] | None = None) -> int:
+    """Run the click command line and map every outcome to an exit code."""
+    from neens_action.errors import EXIT_INTERRUPTED, NeensError
+
+    try:
+        result: Any = neens.main(args=argv, prog_name="neens", standalone_mode=False)
+    except click.exceptions.Exit as exc:  # --help / --version
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("neens: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:  # usage errors: one line, exit 2
+        ctx = getattr(exc, "ctx", None)
+        where = f" {ctx.command_path}" if ctx is not None and ctx.command_path else ""
+        hint = f" (see 'neens{where.removeprefix(' neens')} --help')" if where else ""
+        click.echo(f"neens: error: {exc.format_message()}{hint}", err=True)
+        return 2
+    except NeensError as exc:
+        click.echo(f"neens: error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("neens: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    return int(result or 0)

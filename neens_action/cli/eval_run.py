@@ -1,0 +1,89 @@
+"""``neens eval run``: the pull flow. Thin: parse flags, build settings, run the pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from neens_action.cli.main import CONTEXT
+from neens_action.cli.options import (
+    agent_options,
+    connection_options,
+    declares_gates,
+    gate_options,
+    load_policy,
+    no_gate_option,
+    policy_options,
+    poll_options,
+    provenance_options,
+)
+
+_OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
+
+
+@click.command("run", context_settings=_OPTS)
+@click.option("--run-id", metavar="ID", help="Drive an existing run.")
+@click.option("--create", is_flag=True,
+              help="Create a run first (needs --dataset + --version-label).")
+@click.option("--dataset", metavar="ID", help="Dataset to snapshot (its golden version, unless…).")
+@click.option("--dataset-version-id", "--dataset-version", "dataset_version_id", metavar="ID",
+              help="…an explicit dataset version.")
+@click.option("--version-label", metavar="LABEL", help="Candidate version label (tags traces).")
+@click.option("--name", metavar="NAME", help="Run name (defaults to the version label).")
+@click.option("--baseline", metavar="SPEC",
+              help="branch:<name> | run:<run id> | prod | prod:<range> "
+                   "(default in CI: branch:<default branch>).")
+@gate_options
+@provenance_options("Replay + enforce eval gates; implies creating a run (env NEENS_GATES).")
+@policy_options
+@connection_options
+@agent_options("item")
+@poll_options()
+@no_gate_option
+@click.option("--shard", metavar="I/N",
+              help="Sharding: replay only this job's share of --run-id's items (1-based); "
+                   "implies --no-start.")
+@click.option("--no-start", is_flag=True,
+              help="Sharding: replay the items but leave the run waiting for --finish.")
+@click.option("--finish", is_flag=True,
+              help="Sharding: once every shard is done, check every item has a trace, then "
+                   "start, poll and gate --run-id (no agent command).")
+@click.option("--only-create", is_flag=True,
+              help="Sharding: with --create, create the run and print its id (no agent).")
+@click.option("--json", "json_out", is_flag=True, help="Machine-readable result on stdout.")
+@click.option("--junit", metavar="PATH", help="Write a JUnit XML report to PATH.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND...")
+def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
+                **flags: Any) -> int:
+    """Replay a run's frozen prompts through your agent COMMAND and gate on the verdict.
+
+    Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130 interrupted.
+    """
+    from neens_action import pipeline
+    from neens_action.api.client import NeensClient
+    from neens_action.flows.pull import run_pull
+    from neens_action.settings.run import EvalRunSettings
+    from neens_action.world import World
+
+    world = World()
+    settings = EvalRunSettings.from_flags(
+        {**flags, "command": list(command), "json": json_out, "junit": junit}, world.environ
+    )
+    policy = load_policy(settings.gate_policy, settings.overrides)
+    settings.validate(declared_gates=declares_gates(policy))
+    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
+                         timeout=settings.request_timeout, retries=settings.retries)
+    from neens_action.cli.eval_shard import execute_step, step_of
+
+    step = step_of(settings)
+    try:
+        if step is not None:
+            return execute_step(step, settings, client=client, world=world, policy=policy)
+        return pipeline.execute(
+            lambda: run_pull(settings, client=client, world=world, policy=policy),
+            world=world, json_out=settings.json, junit_path=settings.junit, client=client,
+            report_ci=settings.report_ci_result,
+        )
+    finally:
+        client.close()

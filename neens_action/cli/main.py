@@ -1,0 +1,54 @@
+"""The ``neens`` command: a thin click front door over plain functions.
+
+Subcommand groups live in ``neens_action.commands.<name>`` (and the sandbox server in
+``neens_sandbox.cli``) and are imported only when used. The click group itself lives in
+``neens_action.cli.app``, imported only when a command runs, so ``neens --version`` starts
+without click (``LazyGroup``, ``make_lazy_group`` and ``neens`` are still importable from
+here). Every error is turned into one line on stderr and the exit-code contract here:
+0 gate passed, 1 gate failed, 2 run error / bad usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from neens_action import __version__
+
+# command name -> (module, attribute)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("neens_action.cli.eval", "eval_group"),
+    "sweep": ("neens_action.cli.sweep", "sweep_group"),
+    "stress": ("neens_action.cli.stress", "stress_group"),
+    "sandbox": ("neens_sandbox.cli", "sandbox_group"),
+    "doctor": ("neens_action.cli.doctor", "doctor_command"),
+}
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_CLICK_NAMES = ("LazyGroup", "make_lazy_group", "neens")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLICK_NAMES:
+        from neens_action.cli import app as cli_click
+        return getattr(cli_click, name)
+    raise AttributeError(f"module 'neens_action.cli.main' has no attribute {name!r}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the CLI and map every outcome to an exit code."""
+    sys.exit(run(argv))
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args == ["--version"]:  # the fast path: no click, no requests
+        print(f"neens {__version__}")
+        return 0
+    from neens_action.cli.app import invoke
+
+    return invoke(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,344 @@
+"""``neens stress``: scenario suites generated from failure modes (issue 9). Thin: parse flags,
+call the flow functions in ``flows/stress.py``, print, exit.
+
+- ``generate NAME --failure-mode ID...``: E17; prints the suite id on stdout (``--wait``
+  polls until ready; a failed generation exits 2 with the server's reason).
+- ``get SUITE``: status and the scenario table (exit 2 when the generation failed).
+- ``regenerate SUITE [overrides]``: E19 (a fresh golden version).
+- ``launch SUITE``: E20 with the pre-prod knobs; prints the run id on stdout.
+- ``run``: generate (or ``--suite-id``), wait, launch, drive like ``eval run`` / ``eval
+  push``, gate. Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from neens_action.cli.main import CONTEXT, make_lazy_group
+from neens_action.cli.options import (
+    agent_options,
+    connection_options,
+    load_policy,
+    no_gate_option,
+    output_options,
+    policy_options,
+    poll_options,
+)
+
+stress_group: click.Group = make_lazy_group(
+    "stress",
+    {
+        "generate": ("neens_action.cli.stress", "generate_command"),
+        "get": ("neens_action.cli.stress", "get_command"),
+        "regenerate": ("neens_action.cli.stress", "regenerate_command"),
+        "launch": ("neens_action.cli.stress", "launch_command"),
+        "run": ("neens_action.cli.stress", "run_command"),
+    },
+    help="Stress tests: scenario suites generated from failure modes, launched and gated.",
+    context_settings=CONTEXT,
+)
+_RUN_OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
+
+
+def _client(flags: dict[str, Any]) -> Any:
+    """A client from --base-url/--api-key/--project-id (or NEENS_*), checked first."""
+    import os
+
+    from neens_action.api.client import NeensClient
+    from neens_action.settings.run import check_base_url
+
+    env = os.environ
+    base = check_base_url(flags.get("base_url") or env.get("NEENS_BASE_URL", "").strip())
+    key = flags.get("api_key") or env.get("NEENS_API_KEY", "").strip() or None
+    project = flags.get("project_id") or env.get("NEENS_PROJECT_ID", "").strip() or None
+    return NeensClient(base, key, project)
+
+
+def _suite_id(value: str) -> str:
+    from neens_action.errors import UsageError
+
+    if not value.strip():
+        raise UsageError("the SUITE id is empty")
+    return value.strip()
+
+
+def _log(line: str = "") -> None:
+    click.echo(line, err=True)
+
+
+def _print_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def _show_suite(suite: dict[str, Any], *, table: bool = True) -> None:
+    from neens_action.flows.stress import skipped_lines, suite_progress
+    from neens_action.report.build.stress import attacked_modes, scenario_table
+    from neens_action.report.render.text import clean, render_table
+
+    _log(f"Scenario suite {clean(suite.get('id'))} {clean(suite.get('name') or '')!r}: "
+         f"{clean(suite_progress(suite))}")
+    modes = attacked_modes(suite) or [str(i) for i in suite.get("failureModeIds") or []]
+    if modes:
+        _log(f"  failure modes: {clean(', '.join(modes))}")
+    if suite.get("datasetVersionId"):
+        _log(f"  golden version: {clean(suite['datasetVersionId'])}")
+    for line in skipped_lines(suite):
+        _log(f"  warning: {clean(line)}")
+    if table and suite.get("status") == "ready":
+        for line in render_table(scenario_table(suite), indent="  "):
+            _log(line)
+
+
+def _finish(suite: dict[str, Any], json_out: bool) -> int:
+    from neens_action.errors import RunError
+    from neens_action.flows.stress import failed_reason
+
+    if json_out:
+        _print_json(suite)
+    if suite.get("status") == "failed":
+        raise RunError(failed_reason(suite))
+    return 0
+
+
+def _wait(client: Any, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
+    from neens_action.flows.stress import wait_ready
+    from neens_action.settings.run import _finite
+    from neens_action.world import World
+
+    _finite("--ready-timeout", ready_timeout, positive=True)
+    _finite("--poll-interval", poll_interval, positive=True)
+    _log(f"Waiting for scenario suite {suite_id} to be ready ...")
+    return wait_ready(client, suite_id, world=World(), interval=poll_interval,
+                      timeout=ready_timeout, raise_failed=False)
+
+
+def generation_options(f: Any) -> Any:
+    for decorator in reversed([
+        click.option("--per-mode", type=int, metavar="N",
+                     help="LLM-written scenarios per failure mode (1-25; server default 5)."),
+        click.option("--strategy", "strategies", multiple=True, metavar="S",
+                     help="paraphrase | escalate | boundary (repeatable; default all three)."),
+        click.option("--connection", metavar="ID",
+                     help="Pin the LLM connection used for generation."),
+    ]):
+        f = decorator(f)
+    return f
+
+
+def wait_options(f: Any) -> Any:
+    for decorator in reversed([
+        click.option("--wait", is_flag=True, help="Poll until the suite is ready (or failed)."),
+        click.option("--ready-timeout", type=float, default=600.0, show_default=True,
+                     metavar="SECONDS", help="How long --wait waits for generation."),
+        click.option("--poll-interval", type=float, default=5.0, show_default=True,
+                     metavar="SECONDS", help="Longest wait between status polls."),
+        click.option("--json", "json_out", is_flag=True, help="The suite as JSON on stdout."),
+    ]):
+        f = decorator(f)
+    return f
+
+
+@click.command("generate", context_settings=CONTEXT)
+@click.argument("name")
+@click.option("--failure-mode", "failure_modes", multiple=True, metavar="ID",
+              help="Failure mode to attack (repeatable, required).")
+@generation_options
+@click.option("--no-replay", is_flag=True, help="Do not replay the exemplars verbatim.")
+@wait_options
+@connection_options
+def generate_command(name: str, failure_modes: tuple[str, ...], per_mode: int | None,
+                     strategies: tuple[str, ...], connection: str | None, no_replay: bool,
+                     wait: bool, ready_timeout: float, poll_interval: float, json_out: bool,
+                     **flags: Any) -> int:
+    """Generate a scenario suite NAME from failure modes (prints the suite id)."""
+    from neens_action.errors import UsageError
+    from neens_action.flows.stress import check_per_mode, ids, parse_strategies, suite_body
+
+    if not name.strip():
+        raise UsageError("the suite NAME is empty")
+    modes = ids(failure_modes, "--failure-mode")
+    if not modes:
+        raise UsageError("neens stress generate needs --failure-mode ID (repeatable)")
+    check_per_mode(per_mode)
+    body = suite_body(name.strip(), modes, per_mode=per_mode,
+                      strategies=parse_strategies(strategies), replay=not no_replay,
+                      connection=(connection or "").strip() or None)
+    client = _client(flags)
+    try:
+        suite = client.create_suite(body)
+        suite_id = str(suite.get("id") or "")
+        _log(f"Created scenario suite {suite_id} ({suite.get('status') or 'generating'})")
+        if not json_out:
+            click.echo(suite_id)  # at once: a script has the id even if generation fails
+        if wait:
+            suite = _wait(client, suite_id, ready_timeout, poll_interval)
+            _show_suite(suite, table=False)
+        return _finish(suite, json_out)
+    finally:
+        client.close()
+
+
+@click.command("get", context_settings=CONTEXT)
+@click.argument("suite_id", metavar="SUITE")
+@click.option("--json", "json_out", is_flag=True, help="The suite as JSON on stdout.")
+@connection_options
+def get_command(suite_id: str, json_out: bool, **flags: Any) -> int:
+    """Show a suite's status and its scenarios (exit 2 when its generation failed)."""
+    client = _client(flags)
+    try:
+        suite = client.get_suite(_suite_id(suite_id))
+    finally:
+        client.close()
+    _show_suite(suite)
+    return _finish(suite, json_out)
+
+
+@click.command("regenerate", context_settings=CONTEXT)
+@click.argument("suite_id", metavar="SUITE")
+@generation_options
+@click.option("--replay/--no-replay", default=None,
+              help="Replay the exemplars verbatim (default: keep the suite's setting).")
+@wait_options
+@connection_options
+def regenerate_command(suite_id: str, per_mode: int | None, strategies: tuple[str, ...],
+                       connection: str | None, replay: bool | None, wait: bool,
+                       ready_timeout: float, poll_interval: float, json_out: bool,
+                       **flags: Any) -> int:
+    """Rebuild a suite's scenarios (a fresh golden version), optionally with overrides."""
+    from neens_action.flows.stress import check_per_mode, parse_strategies, regenerate_body
+
+    check_per_mode(per_mode)
+    body = regenerate_body(per_mode=per_mode, strategies=parse_strategies(strategies),
+                           replay=replay, connection=(connection or "").strip() or None)
+    suite_id = _suite_id(suite_id)
+    client = _client(flags)
+    try:
+        suite = client.regenerate_suite(suite_id, body)
+        _log(f"Regenerating scenario suite {suite_id} ({suite.get('status') or 'generating'})")
+        if wait:
+            suite = _wait(client, suite_id, ready_timeout, poll_interval)
+            _show_suite(suite, table=False)
+        return _finish(suite, json_out)
+    finally:
+        client.close()
+
+
+def launch_options(f: Any) -> Any:
+    for decorator in reversed([
+        click.option("--version-label", metavar="LABEL",
+                     help="Candidate version label (default in CI: the short commit)."),
+        click.option("--name", metavar="NAME", help="Run name."),
+        click.option("--agent-connection", metavar="ID",
+                     help="Push: the agent_http connection Neens calls per scenario."),
+        click.option("--judge", "judges", multiple=True, metavar="ID",
+                     help="Judge deployment to score with (repeatable; default: each "
+                          "failure mode's judges)."),
+        click.option("--baseline", metavar="SPEC",
+                     help="branch:<name> | run:<run id> | prod | prod:<range>."),
+        click.option("--max-regressions", type=int, metavar="N",
+                     help="Gate: fail if regressions > N."),
+        click.option("--min-pass-rate", type=float, metavar="R",
+                     help="Gate: fail if pass rate < R (0..1)."),
+        click.option("--git-sha", metavar="SHA", help="Candidate commit (default: detected)."),
+        click.option("--branch", metavar="NAME", help="Candidate branch (default: detected)."),
+        click.option("--pr-number", type=int, metavar="N", help="Pull/merge request number."),
+        click.option("--pr-url", metavar="URL", help="Pull/merge request URL."),
+        click.option("--repo", metavar="OWNER/NAME", help="Repository (env NEENS_REPO)."),
+    ]):
+        f = decorator(f)
+    return f
+
+
+def _settings(flags: dict[str, Any], *, drive: bool) -> tuple[Any, Any, Any]:
+    """-> (validated StressSettings, policy, world)."""
+    from neens_action.flows.stress import StressSettings
+    from neens_action.world import World
+
+    world = World()
+    settings = StressSettings.from_flags(flags, world.environ)
+    policy = load_policy(settings.gate_policy, settings.overrides)
+    settings.validate_stress(world.environ, drive=drive, policy=policy)
+    return settings, policy, world
+
+
+@click.command("launch", context_settings=CONTEXT)
+@click.argument("suite_id", metavar="SUITE")
+@launch_options
+@click.option("--runner-mode", type=click.Choice(["push", "runner"]),
+              help="Default: push with --agent-connection, else runner.")
+@policy_options
+@connection_options
+@click.option("--json", "json_out", is_flag=True, help="The created run as JSON on stdout.")
+def launch_command(suite_id: str, json_out: bool, **flags: Any) -> int:
+    """Launch a ready suite as a pre-prod run (prints the run id)."""
+    from neens_action.api.client import NeensClient
+    from neens_action.flows.stress import launch, launch_body
+    from neens_action.settings import provenance
+
+    settings, policy, world = _settings({**flags, "suite_id": _suite_id(suite_id)},
+                                        drive=False)
+    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
+                              pr_number=settings.pr_number, pr_url=settings.pr_url,
+                              repo=settings.repo)
+    client = NeensClient(settings.base_url, settings.api_key, settings.project_id)
+    try:
+        run = launch(client, settings.suite_id, launch_body(settings, prov, policy), world=world)
+    finally:
+        client.close()
+    if run.get("runnerMode") == "push":
+        world.log(f"Trigger it with POST /preprod-evals/{run['id']}/run, or let 'neens stress "
+                  f"run --suite-id {settings.suite_id} --agent-connection ID' do everything")
+    else:
+        world.log(f"Drive it with: neens eval run --run-id {run['id']} -- <your agent command>")
+    if json_out:
+        _print_json(run)
+    else:
+        click.echo(run["id"])
+    return 0
+
+
+@click.command("run", context_settings=_RUN_OPTS)
+@click.option("--suite-id", metavar="ID", help="Reuse a generated suite instead of generating.")
+@click.option("--suite-name", metavar="NAME", help="Name of the generated suite.")
+@click.option("--failure-mode", "failure_modes", multiple=True, metavar="ID",
+              help="Failure mode to attack (repeatable).")
+@generation_options
+@click.option("--no-replay", is_flag=True, help="Do not replay the exemplars verbatim.")
+@click.option("--ready-timeout", type=float, default=600.0, show_default=True,
+              metavar="SECONDS", help="How long to wait for the suite to be generated.")
+@launch_options
+@policy_options
+@connection_options
+@agent_options("scenario")
+@poll_options()
+@no_gate_option
+@output_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
+def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
+                **flags: Any) -> int:
+    """Generate (or reuse) a suite, launch it, drive your agent, gate on the verdict.
+
+    Pull: the agent COMMAND after '--' runs once per scenario. Push: --agent-connection.
+    Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130 interrupted.
+    """
+    from neens_action import pipeline
+    from neens_action.api.client import NeensClient
+    from neens_action.flows.stress import run_stress
+    from neens_action.report.build.stress import build_stress_report, stress_document
+
+    settings, policy, world = _settings(
+        {**flags, "command": list(command), "json": json_out, "junit": junit}, drive=True)
+    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
+                         timeout=settings.request_timeout, retries=settings.retries)
+    try:
+        return pipeline.execute(
+            lambda: run_stress(settings, client=client, world=world, policy=policy),
+            world=world, json_out=settings.json, junit_path=settings.junit, client=client,
+            report_ci=settings.report_ci_result, build=build_stress_report,
+            to_json=stress_document, mode="stress",
+        )
+    finally:
+        client.close()

@@ -1,0 +1,318 @@
+"""``neens sweep``: preview, start, get, decide (push sweeps) and run (runner mode).
+
+Thin: parse flags, validate, build the client, call a flow from ``flows/sweep*.py``, build the
+report once, print the text block on stderr and the ``--json`` document on stdout, return the
+exit code (spec 8.4 / 8.5). Bad input is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from neens_action.cli.main import CONTEXT
+from neens_action.errors import UsageError
+from neens_action.outcome import SweepOutcome
+from neens_action.world import World
+
+F = Callable[..., Any]
+
+
+def _connection(f: F) -> F:
+    f = click.option("--project-id", envvar="NEENS_PROJECT_ID", default=None, metavar="ID",
+                     help="X-Neens-Project-Id (env NEENS_PROJECT_ID; usually unneeded)")(f)
+    f = click.option("--api-key", envvar="NEENS_API_KEY", default=None, metavar="KEY",
+                     help="nk_live_… project key (env NEENS_API_KEY)")(f)
+    f = click.option("--base-url", envvar="NEENS_BASE_URL", default=None, metavar="URL",
+                     help="Neens API origin (env NEENS_BASE_URL)")(f)
+    return f
+
+
+def _target(f: F) -> F:
+    f = click.option("--judge-deployment-id", "--judge", "judges", multiple=True, metavar="ID",
+                     help="judge deployment (repeatable; default: the project's deployed judges, "
+                          "pinned once for every arm)")(f)
+    f = click.option("--pass-k", "--k", "pass_k", type=int, default=None, metavar="K",
+                     help="repetitions per arm (default: the deployment's)")(f)
+    f = click.option("--scenario-suite-id", default=None, metavar="ID",
+                     help="…or a ready scenario suite's frozen version")(f)
+    f = click.option("--dataset-version-id", "--dataset-version", "dataset_version_id",
+                     default=None, metavar="ID", help="…or an explicit dataset version")(f)
+    f = click.option("--dataset-id", "--dataset", "dataset_id", default=None, metavar="ID",
+                     help="dataset whose frozen golden version every arm replays")(f)
+    return f
+
+
+def _polling(f: F) -> F:
+    f = click.option("--poll-timeout", type=float, default=3600.0, show_default=True,
+                     metavar="SECONDS", help="overall wait budget")(f)
+    f = click.option("--poll-interval", type=float, default=10.0, show_default=True,
+                     metavar="SECONDS", help="status poll cadence (must be > 0)")(f)
+    return f
+
+
+def _json_flag(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="machine-readable result on stdout (logs stay on stderr)")(f)
+
+
+def make_client(base_url: str | None, api_key: str | None, project_id: str | None) -> Any:
+    from neens_action.api.client import NeensClient
+    from neens_action.settings.run import check_base_url
+
+    return NeensClient(check_base_url(base_url), api_key or None, project_id or None)
+
+
+def emit(outcome: SweepOutcome, *, world: World, as_json: bool) -> int:
+    """Render the outcome (text on stderr, JSON on stdout) and return its exit code."""
+    from neens_action.report.build.sweep import build_sweep_report
+    from neens_action.report.render.sweep_json import sweep_json_document
+    from neens_action.report.render.sweep_text import render_sweep_text
+
+    text = render_sweep_text(build_sweep_report(outcome))
+    if text:
+        world.log(text)
+    if as_json:
+        print(json.dumps(sweep_json_document(outcome), indent=2, ensure_ascii=False),
+              file=world.out, flush=True)
+    return outcome.exit_code
+
+
+def _poll(interval: float, timeout: float) -> Any:
+    from neens_action.flows.sweep.shared import Poll, check_poll
+
+    poll = Poll(interval=interval, timeout=timeout)
+    check_poll(poll)
+    return poll
+
+
+@click.group("sweep", context_settings=CONTEXT)
+def sweep_group() -> None:
+    """Multi-model sweeps: N model arms x k repetitions over one frozen dataset, one verdict."""
+
+
+def _create_body(what: str, *, runner: bool, name: str | None, version_label: str | None,
+                 arms: tuple[str, ...], target: tuple[str | None, str | None, str | None],
+                 pass_k: int | None, judges: tuple[str, ...],
+                 budget_usd: float | None) -> dict[str, Any]:
+    """Validate the create flags of ``sweep start`` / ``sweep run --create``; the E13 body."""
+    from neens_action.flows.sweep import shared as flows
+    missing = [flag for flag, value in (("--name", name), ("--version-label", version_label))
+               if not (value and value.strip())]
+    if missing:
+        raise UsageError(f"{what} needs {' and '.join(missing)}")
+    flows.check_pass_k(pass_k)
+    flows.check_budget(budget_usd)
+    return flows.sweep_body(
+        arms=flows.parse_arms(arms, runner=runner), target=flows.target_fields(*target),
+        pass_k=pass_k, judges=judges, name=name.strip() if name else None,
+        version_label=version_label.strip() if version_label else None, budget_usd=budget_usd,
+    )
+
+
+@sweep_group.command("preview", context_settings=CONTEXT)
+@click.option("--arm", "arms", multiple=True, metavar="LABEL=CONNECTION_ID",
+              help="an arm: a registered agent_http connection (repeatable)")
+@click.option("--runner", is_flag=True,
+              help="arms are LABEL=MODEL runner arms (the estimate for `neens sweep run`)")
+@_target
+@_json_flag
+@_connection
+def preview_command(arms: tuple[str, ...], runner: bool, dataset_id: str | None,
+                    dataset_version_id: str | None, scenario_suite_id: str | None,
+                    pass_k: int | None, judges: tuple[str, ...], as_json: bool,
+                    base_url: str | None, api_key: str | None, project_id: str | None) -> int:
+    """What would this sweep cost? Writes nothing, spends nothing (exit 0 with refusals)."""
+    from neens_action.flows.sweep import shared as flows
+    flows.check_pass_k(pass_k)
+    body = flows.sweep_body(
+        arms=flows.parse_arms(arms, runner=runner),
+        target=flows.target_fields(dataset_id, dataset_version_id, scenario_suite_id),
+        pass_k=pass_k, judges=judges,
+    )
+    client = make_client(base_url, api_key, project_id)
+    world = World()
+    return emit(flows.preview_flow(client, body, world=world), world=world, as_json=as_json)
+
+
+@sweep_group.command("start", context_settings=CONTEXT)
+@click.option("--name", default=None, help="sweep name (required)")
+@click.option("--version-label", default=None, metavar="LABEL",
+              help="candidate version label (required)")
+@click.option("--arm", "arms", multiple=True, metavar="LABEL=CONNECTION_ID",
+              help="an arm: a registered agent_http connection (repeatable)")
+@_target
+@click.option("--budget-usd", type=float, default=None, metavar="USD",
+              help="refuse the sweep (HTTP 422) when the estimate is above this")
+@click.option("--wait", is_flag=True, help="poll until the sweep is finished")
+@click.option("--require-all-arms", is_flag=True,
+              help="exit 1 unless every arm hits pass^k (implies --wait)")
+@_polling
+@_json_flag
+@_connection
+def start_command(name: str | None, version_label: str | None, arms: tuple[str, ...],
+                  dataset_id: str | None, dataset_version_id: str | None,
+                  scenario_suite_id: str | None, pass_k: int | None, judges: tuple[str, ...],
+                  budget_usd: float | None, wait: bool, require_all_arms: bool,
+                  poll_interval: float, poll_timeout: float, as_json: bool,
+                  base_url: str | None, api_key: str | None, project_id: str | None) -> int:
+    """Launch a push sweep (Neens calls each arm's connection) and optionally wait."""
+    from neens_action.flows.sweep import shared as flows
+    body = _create_body("sweep start", runner=False, name=name, version_label=version_label,
+                        arms=arms, target=(dataset_id, dataset_version_id, scenario_suite_id),
+                        pass_k=pass_k, judges=judges, budget_usd=budget_usd)
+    poll = _poll(poll_interval, poll_timeout)
+    client = make_client(base_url, api_key, project_id)
+    world = World()
+    with flows.signals_as_interrupt():  # SIGTERM like Ctrl-C: exit 130, nothing cancelled
+        outcome = flows.start_flow(client, body, wait=wait, require_all_arms=require_all_arms,
+                                   poll=poll, world=world)
+    return emit(outcome, world=world, as_json=as_json)
+
+
+@sweep_group.command("get", context_settings=CONTEXT)
+@click.argument("sweep_id", required=False)
+@click.option("--sweep-id", "sweep_id_opt", default=None, metavar="ID", help="the sweep")
+@click.option("--wait", is_flag=True, help="poll until the sweep is finished")
+@click.option("--require-all-arms", is_flag=True,
+              help="exit 1 unless every arm hits pass^k (implies --wait)")
+@_polling
+@_json_flag
+@_connection
+def get_command(sweep_id: str | None, sweep_id_opt: str | None, wait: bool,
+                require_all_arms: bool, poll_interval: float, poll_timeout: float,
+                as_json: bool, base_url: str | None, api_key: str | None,
+                project_id: str | None) -> int:
+    """Show a sweep's state: per arm, pass^k so far and child-run progress."""
+    from neens_action.flows.sweep import shared as flows
+    target = _one_id(sweep_id, sweep_id_opt, "sweep get")
+    poll = _poll(poll_interval, poll_timeout)
+    client = make_client(base_url, api_key, project_id)
+    world = World()
+    with flows.signals_as_interrupt():
+        outcome = flows.get_flow(client, target, wait=wait, require_all_arms=require_all_arms,
+                                 poll=poll, world=world)
+    return emit(outcome, world=world, as_json=as_json)
+
+
+@sweep_group.command("decide", context_settings=CONTEXT)
+@click.option("--sweep-id", default=None, metavar="ID", help="the sweep (required)")
+@click.option("--bar", type=float, default=None, metavar="RATE",
+              help="pass rate an arm must clear, 0..1 (default: the sweep's gate, else the "
+                   "deployment default; the source is always reported)")
+@click.option("--baseline-arm", default=None, metavar="ARM_ID",
+              help="the incumbent savings are measured against (default: the first arm)")
+@click.option("--require-winner", is_flag=True,
+              help="exit 1 unless an arm clears the bar (implies --wait)")
+@click.option("--wait", is_flag=True, help="poll until the sweep is finished first")
+@_polling
+@_json_flag
+@_connection
+def decide_command(sweep_id: str | None, bar: float | None, baseline_arm: str | None,
+                   require_winner: bool, wait: bool, poll_interval: float, poll_timeout: float,
+                   as_json: bool, base_url: str | None, api_key: str | None,
+                   project_id: str | None) -> int:
+    """The server's verdict: which arm to ship, per-arm table and one verdict per agent."""
+    from neens_action.flows.sweep import shared as flows
+    target = _one_id(None, sweep_id, "sweep decide")
+    flows.check_bar(bar)
+    poll = _poll(poll_interval, poll_timeout)
+    client = make_client(base_url, api_key, project_id)
+    world = World()
+    with flows.signals_as_interrupt():
+        outcome = flows.decide_flow(client, target, bar=bar, baseline_arm=baseline_arm or None,
+                                    wait=wait, require_winner=require_winner, poll=poll,
+                                    world=world)
+    return emit(outcome, world=world, as_json=as_json)
+
+
+def _one_id(positional: str | None, option: str | None, what: str) -> str:
+    values = [v.strip() for v in (positional, option) if v and v.strip()]
+    if not values:
+        raise UsageError(f"{what} needs a sweep id (--sweep-id ID)")
+    if len(set(values)) > 1:
+        raise UsageError(f"{what}: two different sweep ids given")
+    return values[0]
+
+
+@sweep_group.command("run", context_settings={
+    **CONTEXT, "allow_interspersed_args": False})
+@click.option("--create", is_flag=True, help="create a runner sweep first")
+@click.option("--sweep-id", default=None, metavar="ID",
+              help="attach to (and resume) an existing runner sweep")
+@click.option("--name", default=None, help="sweep name (with --create)")
+@click.option("--version-label", default=None, metavar="LABEL",
+              help="candidate version label (with --create; tags every trace)")
+@click.option("--arm", "arms", multiple=True, metavar="LABEL=MODEL",
+              help="an arm: the model handed to your command as $NEENS_EVAL_MODEL (repeatable)")
+@_target
+@click.option("--budget-usd", type=float, default=None, metavar="USD",
+              help="refuse the sweep (HTTP 422) when the estimate is above this")
+@click.option("--concurrency", type=int, default=1, show_default=True, metavar="N",
+              help="agent invocations in parallel, across all arms")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+              help="per-invocation deadline")
+@click.option("--bar", type=float, default=None, metavar="RATE",
+              help="pass rate an arm must clear, 0..1")
+@click.option("--baseline-arm", default=None, metavar="ARM_ID",
+              help="the incumbent savings are measured against (default: the first arm)")
+@_polling
+@_json_flag
+@_connection
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run_command(create: bool, sweep_id: str | None, name: str | None,
+                version_label: str | None, arms: tuple[str, ...], dataset_id: str | None,
+                dataset_version_id: str | None, scenario_suite_id: str | None,
+                pass_k: int | None, judges: tuple[str, ...], budget_usd: float | None,
+                concurrency: int, timeout: float | None, bar: float | None,
+                baseline_arm: str | None, poll_interval: float, poll_timeout: float,
+                as_json: bool, base_url: str | None, api_key: str | None,
+                project_id: str | None, command: tuple[str, ...]) -> int:
+    """Runner mode: run YOUR agent for every arm x rep x item, then print the verdict.
+
+    Everything after `--` is your command; it gets $NEENS_EVAL_MODEL and the sweep variables.
+    """
+    from neens_action.flows.sweep import shared as flows
+    from neens_action.flows.sweep.runner import SweepRunParams, run_flow
+
+    argv = list(command)
+    if not argv:
+        raise UsageError("no agent command: put it after '--', e.g. neens sweep run --create "
+                         "... -- python -m my_agent")
+    sweep_id = sweep_id.strip() if sweep_id else None
+    if bool(sweep_id) == bool(create):
+        raise UsageError("sweep run needs exactly one of --create (a new runner sweep) or "
+                         "--sweep-id ID (attach and resume)")
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be 1 or more (got {concurrency})")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout must be > 0 seconds (got {timeout})")
+    flows.check_bar(bar)
+    poll = _poll(poll_interval, poll_timeout)
+    body = None
+    if create:
+        body = _create_body("sweep run --create", runner=True, name=name,
+                            version_label=version_label, arms=arms,
+                            target=(dataset_id, dataset_version_id, scenario_suite_id),
+                            pass_k=pass_k, judges=judges, budget_usd=budget_usd)
+    else:
+        extra = [flag for flag, value in (
+            ("--arm", arms), ("--name", name), ("--version-label", version_label),
+            ("--dataset-id", dataset_id), ("--dataset-version-id", dataset_version_id),
+            ("--scenario-suite-id", scenario_suite_id), ("--pass-k", pass_k),
+            ("--judge", judges), ("--budget-usd", budget_usd)) if value]
+        if extra:
+            raise UsageError(f"{', '.join(extra)} only apply with --create; an attached sweep "
+                             "keeps the arms and settings it was created with")
+    client = make_client(base_url, api_key, project_id)
+    world = World()
+    params = SweepRunParams(command=argv, sweep_id=sweep_id, create_body=body,
+                            concurrency=concurrency, timeout=timeout, bar=bar,
+                            baseline_arm=baseline_arm or None, poll=poll)
+    return emit(run_flow(client, params, world=world), world=world, as_json=as_json)
+
+
+__all__ = ["emit", "make_client", "sweep_group"]

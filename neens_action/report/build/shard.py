@@ -1,0 +1,168 @@
+"""Reports, verdicts and ``--json`` documents of the sharding steps that gate nothing.
+
+``--only-create`` (mode ``create``) and ``--shard I/N`` / ``--no-start`` (mode ``shard``) do
+not measure anything, so they never claim a pass: their build verdict is ``created`` or
+``replayed`` (exit 0), ``errored`` (exit 2) or, on SIGINT/SIGTERM, exit 130. No ci-result is
+sent for them (the finish job reports the run's verdict). ``--finish`` is an ordinary eval
+report (``report.build.build_eval_report``) whose JSON adds ``missingItems``.
+
+JSON documents (stdout with ``--json``, and the CI result file), ``"format": 1``::
+
+    create: {"format", "mode": "create", "runId", "exitCode", "verdict", "error",
+             "interrupted", "run": <create response> | null, "versionLabel",
+             "next": {"shard": "<command>", "finish": "<command>"} | null, "warnings"}
+    shard:  {"format", "mode": "shard", "runId", "exitCode", "verdict", "error",
+             "interrupted", "shard": {"index", "total", "items", "totalItems"},
+             "versionLabel", "next": {"finish": "<command>"} | null, "warnings",
+             "items": [{"itemId", "returncode", "durationS", "timedOut", "error"}]}
+    finish: the eval document (``report.json.eval_document``) + "missingItems": [ids]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASSED
+from neens_action.outcome import Outcome
+from neens_action.report.model import Report, Table
+
+FORMAT = 1
+FAILED_ROWS = 20
+
+
+def decide_step(outcome: Outcome) -> tuple[int, str]:
+    """(exit code, verdict) for ``create`` / ``shard`` outcomes."""
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED, "errored"
+    if outcome.error or not outcome.run_id:
+        return EXIT_ERROR, "errored"
+    return EXIT_PASSED, "created" if outcome.mode == "create" else "replayed"
+
+
+def _finish_cmd(outcome: Outcome) -> str:
+    from neens_action.flows.shard import resume_command
+
+    return resume_command(outcome.run_id)
+
+
+def _base(outcome: Outcome, title: str, headline: str) -> Report:
+    if outcome.build_verdict is None:
+        outcome.exit_code, outcome.build_verdict = decide_step(outcome)
+    report = Report(kind="eval", title=title, verdict=outcome.build_verdict,
+                    exit_code=outcome.exit_code, headline=headline, run_id=outcome.run_id,
+                    error=outcome.error, warnings=list(dict.fromkeys(outcome.warnings)))
+    if outcome.base_url and outcome.run_id:
+        report.run_url = f"{outcome.base_url.rstrip('/')}/preprod-evals/{outcome.run_id}"
+    report.outputs = {"exit-code": str(outcome.exit_code), "verdict": outcome.build_verdict,
+                      "run-id": outcome.run_id or "", "pass-rate": "", "regressions": ""}
+    return report
+
+
+def build_create_report(outcome: Outcome) -> Report:
+    run = outcome.run or {}
+    ok = not outcome.error and not outcome.interrupted and outcome.run_id
+    headline = (f"Created run {outcome.run_id}: it waits for its shards' traces."
+                if ok else "No run was created." if not outcome.run_id
+                else f"Run {outcome.run_id} was created but the step did not complete.")
+    report = _base(outcome, f"Pre-prod eval {outcome.run_id or '(no run)'} (create)", headline)
+    if ok:
+        total = run.get("total") if isinstance(run.get("total"), int) else None
+        report.facts = [("status", str(run.get("status") or "awaiting_traces")),
+                        ("items", "n/a" if total is None else str(total)),
+                        ("version", str(outcome.extra.get("version_label") or "")),
+                        ("next", f"--run-id {outcome.run_id} --shard I/N, then "
+                                 f"{_finish_cmd(outcome)}")]
+    return report
+
+
+def build_shard_report(outcome: Outcome) -> Report:
+    info = outcome.extra.get("shard") or {}
+    index, total = info.get("index", 1), info.get("total", 1)
+    share = f"shard {index}/{total}" if total > 1 else "all items"
+    invs = outcome.invocations
+    ok = sum(1 for inv in invs if inv.ok)
+    if outcome.interrupted:
+        headline = f"Interrupted while replaying {share}."
+    elif outcome.error:
+        headline = f"Replaying {share} failed."
+    else:
+        headline = (f"Replayed {share}: {len(invs)} of {info.get('totalItems', 0)} item(s), "
+                    f"{ok} exited 0; the run is not started.")
+    title = (f"Shard {index}/{total} of run {outcome.run_id}" if total > 1
+             else f"Replay of run {outcome.run_id or '(no run)'} (not started)")
+    report = _base(outcome, title, headline)
+    if invs or not outcome.error:
+        report.facts = [("shard", f"{index}/{total}"),
+                        ("items", f"{info.get('items', 0)} of {info.get('totalItems', 0)}"),
+                        ("agents ok", f"{ok}/{len(invs)}")]
+        if not outcome.error and not outcome.interrupted and outcome.run_id:
+            report.facts.append(("next", _finish_cmd(outcome)))
+    failed = [inv for inv in invs if not inv.ok]
+    if failed:
+        rows = [[inv.item_id, inv.error or f"rc={inv.returncode}", f"{inv.duration_s:.1f}s"]
+                for inv in failed[:FAILED_ROWS]]
+        footer = (f"{len(failed) - FAILED_ROWS} more not shown" if len(failed) > FAILED_ROWS
+                  else None)
+        report.tables.append(Table(title="agent failures", columns=["ITEM", "ERROR", "TIME"],
+                                   rows=rows, footer=footer))
+    return report
+
+
+def _doc(outcome: Outcome, report: Report) -> dict[str, Any]:
+    return {"format": FORMAT, "mode": outcome.mode, "runId": outcome.run_id or "",
+            "exitCode": report.exit_code, "verdict": report.verdict, "error": outcome.error,
+            "interrupted": bool(outcome.interrupted),
+            "versionLabel": outcome.extra.get("version_label")}
+
+
+def create_document(outcome: Outcome, report: Report) -> dict[str, Any]:
+    from neens_action.report.render.json import _jsonable
+
+    doc = _doc(outcome, report)
+    doc["run"] = outcome.run
+    done = report.exit_code == EXIT_PASSED and outcome.run_id
+    doc["next"] = ({"shard": f"neens eval run --run-id {outcome.run_id} --shard I/N -- "
+                             "<agent command>",
+                    "finish": _finish_cmd(outcome)} if done else None)
+    doc["warnings"] = list(report.warnings)
+    return _jsonable(doc)
+
+
+def shard_document(outcome: Outcome, report: Report) -> dict[str, Any]:
+    from neens_action.report.render.json import _jsonable
+
+    doc = _doc(outcome, report)
+    info = outcome.extra.get("shard") or {}
+    doc["shard"] = {k: info.get(k) for k in ("index", "total", "items", "totalItems")}
+    doc["next"] = ({"finish": _finish_cmd(outcome)}
+                   if report.exit_code == EXIT_PASSED and outcome.run_id else None)
+    doc["warnings"] = list(report.warnings)
+    doc["items"] = [{"itemId": inv.item_id, "returncode": inv.returncode,
+                     "durationS": round(inv.duration_s, 3), "timedOut": inv.timed_out,
+                     "error": inv.error} for inv in outcome.invocations]
+    return _jsonable(doc)
+
+
+def finish_document(outcome: Outcome, report: Report) -> dict[str, Any]:
+    from neens_action.report.render.json import eval_document
+
+    doc = eval_document(outcome, report)
+    doc["missingItems"] = list(outcome.extra.get("missing_items") or [])
+    return doc
+
+
+# pipeline.execute keyword arguments per step (also used by ci_shard's ModePlans)
+def execute_kwargs(mode: str) -> dict[str, Any]:
+    if mode == "create":
+        return {"build": build_create_report, "decide": decide_step,
+                "to_json": create_document, "report_ci": False, "mode": "create"}
+    if mode == "shard":
+        return {"build": build_shard_report, "decide": decide_step,
+                "to_json": shard_document, "report_ci": False, "mode": "shard"}
+    if mode == "finish":
+        return {"to_json": finish_document, "mode": "finish"}
+    raise ValueError(f"unknown sharding step {mode!r}")
+
+
+__all__ = ["build_create_report", "build_shard_report", "create_document", "decide_step",
+           "execute_kwargs", "finish_document", "shard_document"]

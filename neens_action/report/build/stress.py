@@ -1,0 +1,249 @@
+"""The stress-test report: the eval report plus what the scenario suite attacked and how it fared.
+
+``build_stress_report(outcome)`` starts from ``report.build.build_eval_report(outcome)`` (a
+launched suite is an ordinary pre-prod run) and adds:
+
+* facts naming the suite and the failure modes that were attacked;
+* a table of pass rates per source failure mode and one per strategy;
+* each item annotated with its failure mode (``ItemVerdict.suite``) and ``strategy``;
+* a warning per strategy the server skipped (e.g. no LLM connection).
+
+Pure: reads only the outcome (``outcome.suite`` is the E18 suite object, ``outcome.run`` the
+terminal run). Unscored scenarios count as not passed, like the server's pass rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from neens_action.outcome import Outcome
+from neens_action.report.model import ItemVerdict, Report, Table
+
+STRATEGY_ORDER = ("replay", "paraphrase", "escalate", "boundary")
+
+
+def _scenarios(suite: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    rows = (suite or {}).get("scenarios") or []
+    return [s for s in rows if isinstance(s, Mapping)]
+
+
+def mode_label(scenario: Mapping[str, Any]) -> str:
+    name = str(scenario.get("failure_mode_name") or "").strip()
+    fid = str(scenario.get("failure_mode_id") or "").strip()
+    if name and fid and name != fid:
+        return f"{name} ({fid})"
+    return name or fid or "unknown"
+
+
+def attacked_modes(suite: Mapping[str, Any] | None) -> list[str]:
+    """Failure modes the suite attacked, in first-seen order (labels ``name (id)``)."""
+    seen: list[str] = []
+    for sc in _scenarios(suite):
+        label = mode_label(sc)
+        if label not in seen:
+            seen.append(label)
+    if not seen:
+        for fid in (suite or {}).get("failureModeIds") or []:
+            if str(fid) not in seen:
+                seen.append(str(fid))
+    return seen
+
+
+def match_scenarios(
+    items: Iterable[ItemVerdict], suite: Mapping[str, Any] | None
+) -> list[tuple[ItemVerdict, Mapping[str, Any] | None]]:
+    """Pair each run item with its scenario: by id first, then by identical input text."""
+    scenarios = _scenarios(suite)
+    by_id = {str(s.get("id")): s for s in scenarios if s.get("id") is not None}
+    unused = [s for s in scenarios]
+    pairs: list[tuple[ItemVerdict, Mapping[str, Any] | None]] = []
+    for item in items:
+        sc = by_id.get(item.item_id)
+        if sc is None:
+            sc = next((s for s in unused if str(s.get("input", "")) == item.input), None)
+        if sc is not None and sc in unused:
+            unused.remove(sc)
+        pairs.append((item, sc))
+    return pairs
+
+
+def annotate(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> None:
+    """Stamp each item with its source failure mode and strategy (in place)."""
+    for item, sc in match_scenarios(items, suite):
+        if sc is not None:
+            item.suite = mode_label(sc)
+            item.strategy = str(sc.get("strategy") or "")
+
+
+def _rate(passed: int, total: int) -> str:
+    if total == 0:
+        return "no data"
+    return f"{passed / total:.0%} ({passed}/{total})"
+
+
+def _tally(
+    pairs: list[tuple[ItemVerdict, Mapping[str, Any] | None]], key: Any
+) -> dict[str, list[int]]:
+    """label -> [total, passed, failed, unscored], in first-seen order."""
+    out: dict[str, list[int]] = {}
+    for item, sc in pairs:
+        label = key(item, sc)
+        row = out.setdefault(label, [0, 0, 0, 0])
+        row[0] += 1
+        row[{"pass": 1, "fail": 2}.get(item.state, 3)] += 1
+    return out
+
+
+def _table(title: str, first: str, tally: dict[str, list[int]]) -> Table:
+    rows = [
+        [label, str(t), str(p), str(f), str(u), _rate(p, t)]
+        for label, (t, p, f, u) in tally.items()
+    ]
+    return Table(title=title,
+                 columns=[first, "Scenarios", "Passed", "Failed", "Unscored", "Pass rate"],
+                 rows=rows)
+
+
+def stress_tables(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> list[Table]:
+    """Pass rate per source failure mode and per strategy (unscored = not passed)."""
+    pairs = match_scenarios(items, suite)
+    by_mode = _tally(pairs, lambda i, s: mode_label(s) if s else (i.suite or "unmatched"))
+    # modes the suite targeted but that produced no scored item still get a row
+    for label in attacked_modes(suite):
+        by_mode.setdefault(label, [0, 0, 0, 0])
+    by_strategy = _tally(
+        pairs, lambda i, s: str((s or {}).get("strategy") or i.strategy or "unknown")
+    )
+    ordered = {k: by_strategy[k] for k in STRATEGY_ORDER if k in by_strategy}
+    ordered.update({k: v for k, v in by_strategy.items() if k not in ordered})
+    return [
+        _table("Pass rate per failure mode", "Failure mode", by_mode),
+        _table("Pass rate per strategy", "Strategy", ordered),
+    ]
+
+
+def items_from_run(run: Mapping[str, Any] | None) -> list[ItemVerdict]:
+    """Item verdicts straight from ``run.items`` (used when the eval report has none)."""
+    out = []
+    for row in (run or {}).get("items") or []:
+        if not isinstance(row, Mapping):
+            continue
+        passed = row.get("passed")
+        state = "pass" if passed is True else "fail" if passed is False else "unscored"
+        iid = row.get("datasetVersionItemId") or row.get("item_id") or row.get("itemId") or ""
+        score = row.get("score")
+        out.append(ItemVerdict(
+            item_id=str(iid), input=str(row.get("input") or ""), state=state,
+            score=float(score) if isinstance(score, (int, float)) else None,
+            reason=str(row.get("error") or ""),
+        ))
+    return out
+
+
+def suite_facts(suite: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    if not suite:
+        return []
+    facts = [("suite", f"{suite.get('name') or ''} ({suite.get('id') or '?'})".strip())]
+    modes = attacked_modes(suite)
+    if modes:
+        facts.append(("attacked", ", ".join(modes)))
+    scenarios = _scenarios(suite)
+    if scenarios:
+        counts: dict[str, int] = {}
+        for sc in scenarios:
+            counts[str(sc.get("strategy") or "unknown")] = counts.get(
+                str(sc.get("strategy") or "unknown"), 0) + 1
+        order = [k for k in STRATEGY_ORDER if k in counts] + sorted(
+            k for k in counts if k not in STRATEGY_ORDER)
+        facts.append(("scenarios", f"{len(scenarios)} ("
+                      + ", ".join(f"{k} {counts[k]}" for k in order) + ")"))
+    if suite.get("datasetVersionId"):
+        facts.append(("golden set", str(suite["datasetVersionId"])))
+    return facts
+
+
+def skipped_warnings(suite: Mapping[str, Any] | None) -> list[str]:
+    out = []
+    for row in (suite or {}).get("skippedStrategies") or []:
+        if isinstance(row, Mapping):
+            where = f" for {row['failure_mode_id']}" if row.get("failure_mode_id") else ""
+            out.append(f"strategy {row.get('strategy')} skipped{where}: {row.get('reason')}")
+    return out
+
+
+def build_stress_report(outcome: Outcome) -> Report:
+    from neens_action.report.build.eval import build_eval_report
+
+    report = build_eval_report(outcome)
+    report.kind = "stress"
+    suite = outcome.suite
+    if suite and suite.get("id"):
+        report.title = f"Stress test {suite.get('name') or suite['id']}"
+        if report.run_id:
+            report.title += f" (run {report.run_id})"
+    if not report.items and outcome.run:
+        report.items = items_from_run(outcome.run)
+    annotate(report.items, suite)
+    facts = suite_facts(suite)
+    if facts:
+        report.facts = facts + [f for f in report.facts if f[0] not in dict(facts)]
+    for warning in skipped_warnings(suite):
+        if warning not in report.warnings:
+            report.warnings.append(warning)
+    if report.items and suite:
+        report.tables = stress_tables(report.items, suite) + report.tables
+    if suite and suite.get("id"):
+        report.outputs.setdefault("suite-id", str(suite["id"]))
+    return report
+
+
+def scenario_table(suite: Mapping[str, Any] | None, *, limit: int = 60) -> Table:
+    """``neens stress get``: one row per scenario (input and expectation excerpts)."""
+    def cut(text: Any, n: int) -> str:
+        s = " ".join(str(text or "").split())
+        return s if len(s) <= n else s[: n - 1] + "…"
+
+    rows = [[str(sc.get("strategy") or ""), mode_label(sc), cut(sc.get("input"), limit),
+             cut(sc.get("expected_output"), limit)] for sc in _scenarios(suite)]
+    return Table(title="Scenarios",
+                 columns=["STRATEGY", "FAILURE MODE", "INPUT", "EXPECTED BEHAVIOUR"], rows=rows)
+
+
+def _tally_json(table: Table) -> list[dict[str, Any]]:
+    out = []
+    for label, total, passed, failed, unscored, _ in table.rows:
+        t, p = int(total), int(passed)
+        out.append({"label": label, "scenarios": t, "passed": p, "failed": int(failed),
+                    "unscored": int(unscored), "passRate": round(p / t, 4) if t else None})
+    return out
+
+
+def stress_document(outcome: Outcome, report: Report) -> dict[str, Any]:
+    """The ``--json`` document: the eval document plus ``suite``, ``stress`` and ``items``."""
+    from neens_action.report.render.json import eval_document
+
+    doc = eval_document(outcome, report)
+    suite = outcome.suite or {}
+    doc["suite"] = {
+        "id": suite.get("id"), "name": suite.get("name"), "status": suite.get("status"),
+        "error": suite.get("error"), "datasetVersionId": suite.get("datasetVersionId"),
+        "failureModes": attacked_modes(suite),
+        "scenarioCount": len(_scenarios(suite)),
+        "skippedStrategies": list(suite.get("skippedStrategies") or []),
+    } if suite else None
+    tables = {t.title: t for t in report.tables}
+    doc["stress"] = {
+        "byFailureMode": _tally_json(tables["Pass rate per failure mode"])
+        if "Pass rate per failure mode" in tables else [],
+        "byStrategy": _tally_json(tables["Pass rate per strategy"])
+        if "Pass rate per strategy" in tables else [],
+    }
+    invs = {inv.item_id: inv for inv in outcome.invocations}
+    doc["items"] = [{
+        "itemId": it.item_id, "state": it.state, "score": it.score,
+        "failureMode": it.suite or None, "strategy": it.strategy or None,
+        "returncode": invs[it.item_id].returncode if it.item_id in invs else None,
+        "error": invs[it.item_id].error if it.item_id in invs else None,
+    } for it in report.items]
+    return doc

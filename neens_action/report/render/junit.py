@@ -1,0 +1,168 @@
+"""JUnit XML for the GitLab MR test widget, the Jenkins JUnit plugin and friends.
+
+Layout (the common "Jenkins/GitLab" JUnit dialect):
+
+- one ``<testsuite>`` for the dataset (items whose ``suite`` is empty), one per eval gate
+  (``ItemVerdict.suite``), and one named ``policy`` for gate-as-code rules;
+- one ``<testcase>`` per golden item: a pass is empty, a failing item carries ``<failure>``
+  with its score and reason, an unscored item carries ``<error>``;
+- a run error adds a ``run`` test case with ``<error>`` so measuring nothing never looks green.
+
+ElementTree does the escaping; characters XML 1.0 cannot carry at all are dropped first.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from neens_action.report.model import ItemVerdict, PolicyLine, Report
+from neens_action.text import excerpt, xml_text
+
+MESSAGE_CHARS = 500  # attribute messages stay short; the full text goes in the element body
+
+
+def _fmt_time(seconds: float | None) -> str:
+    return f"{max(seconds or 0.0, 0.0):.3f}"
+
+
+class _Suite:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.cases: list[ET.Element] = []
+        self.failures = 0
+        self.errors = 0
+        self.skipped = 0
+        self.time = 0.0
+
+    def case(self, name: str, classname: str, seconds: float | None) -> ET.Element:
+        el = ET.Element(
+            "testcase",
+            {"name": xml_text(name), "classname": xml_text(classname), "time": _fmt_time(seconds)},
+        )
+        self.time += max(seconds or 0.0, 0.0)
+        self.cases.append(el)
+        return el
+
+    def element(self, index: int) -> ET.Element:
+        el = ET.Element(
+            "testsuite",
+            {
+                "name": xml_text(self.name),
+                "id": str(index),
+                "tests": str(len(self.cases)),
+                "failures": str(self.failures),
+                "errors": str(self.errors),
+                "skipped": str(self.skipped),
+                "time": _fmt_time(self.time),
+            },
+        )
+        el.extend(self.cases)
+        return el
+
+
+def _child(parent: ET.Element, tag: str, message: str, kind: str, body: str) -> None:
+    el = ET.SubElement(parent, tag, {"message": xml_text(excerpt(message, MESSAGE_CHARS))})
+    el.set("type", kind)
+    el.text = xml_text(body)
+
+
+def _item_case(suite: _Suite, item: ItemVerdict, classname: str) -> None:
+    case = suite.case(item.item_id or "(no id)", classname, item.duration_s)
+    score = "n/a" if item.score is None else f"{item.score:.3f}"
+    details = [f"input: {item.input}", f"score: {score}"]
+    if item.strategy:
+        details.append(f"strategy: {item.strategy}")
+    if item.reason:
+        details.append(f"reason: {item.reason}")
+    body = "\n".join(details)
+    if item.state == "pass":
+        ET.SubElement(case, "system-out").text = xml_text(body)
+    elif item.state == "fail":
+        suite.failures += 1
+        _child(case, "failure", f"score {score}: {item.reason or 'did not pass'}", "fail", body)
+    else:
+        suite.errors += 1
+        _child(case, "error", item.reason or "no score", item.state or "unscored", body)
+
+
+def _policy_case(suite: _Suite, line: PolicyLine) -> None:
+    case = suite.case(line.label, "policy", None)
+    text = (
+        f"[{line.severity.upper()}] {line.label}: observed {line.observed} vs {line.threshold}"
+        f" ({line.status}) {line.reason}".rstrip()
+    )
+    if line.status == "fail" and line.severity == "block":
+        suite.failures += 1
+        _child(case, "failure", text, "policy", text)
+    elif line.status == "skipped":
+        suite.skipped += 1
+        ET.SubElement(case, "skipped", {"message": xml_text(excerpt(text, MESSAGE_CHARS))})
+    else:  # pass, or a warn-tier rule that fired: reported, never a failure
+        ET.SubElement(case, "system-out").text = xml_text(text)
+
+
+def build(report: Report) -> ET.Element:
+    """The ``<testsuites>`` element for ``report`` (see the module docstring)."""
+    dataset_name = report.title or "neens eval"
+    suites: dict[str, _Suite] = {}
+
+    def suite_for(name: str) -> _Suite:
+        if name not in suites:
+            suites[name] = _Suite(name)
+        return suites[name]
+
+    if report.error or not report.items:
+        run = suite_for(dataset_name)
+        case = run.case("run", dataset_name, None)
+        run.errors += 1
+        message = report.error or "no item was scored"
+        _child(case, "error", message, "run_error", f"{report.headline}\n{message}".strip())
+    for item in report.items:
+        name = item.suite or dataset_name
+        _item_case(suite_for(name), item, name)
+    if report.policy:
+        policy = suite_for("policy")
+        for line in report.policy:
+            _policy_case(policy, line)
+
+    root = ET.Element("testsuites", {"name": xml_text(dataset_name)})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    elapsed = 0.0
+    for index, suite in enumerate(suites.values()):
+        root.append(suite.element(index))
+        totals["tests"] += len(suite.cases)
+        totals["failures"] += suite.failures
+        totals["errors"] += suite.errors
+        totals["skipped"] += suite.skipped
+        elapsed += suite.time
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", _fmt_time(elapsed))
+    return root
+
+
+def render(report: Report) -> str:
+    """The JUnit document as text (UTF-8 XML declaration, indented)."""
+    root = build(report)
+    ET.indent(root, space="  ")
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def write(report: Report, path: str | os.PathLike[str]) -> Path:
+    """Write the JUnit file atomically (a half-written report never reaches the CI parser)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".neens-junit-", suffix=".xml", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(render(report))
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; later CI steps may run as another user
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,124 @@
+"""``neens sandbox serve``: run the local Neens server until SIGINT/SIGTERM (exit 0)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from neens_action.cli.main import CONTEXT
+from neens_action.errors import UsageError
+
+CHAOS_KINDS = ("500", "429", "drop", "stall")
+
+
+@click.group("sandbox", context_settings=CONTEXT)
+def sandbox_group() -> None:
+    """The local Neens sandbox (a Neens-compatible server for tests and demos)."""
+
+
+def _parse_kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in CHAOS_KINDS]
+    if bad or not kinds:
+        raise UsageError(f"--chaos-kinds: expected a list of {', '.join(CHAOS_KINDS)}")
+    return kinds
+
+
+@sandbox_group.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8787, show_default=True,
+              help="Port (0 picks a free one; the line printed on start names it).")
+@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False),
+              help="SQLite file holding all state (created if missing; kept across restarts).")
+@click.option("--seed", "seed_path", required=True, type=click.Path(dir_okay=False),
+              help="YAML seed: keys, pricing, judges, datasets, connections, gates, production.")
+@click.option("--api-key", envvar="NEENS_SANDBOX_API_KEY", default=None,
+              help="Extra accepted API key (besides the seed's api_keys). Never printed whole.")
+@click.option("--grace", type=click.FloatRange(0, 3600), default=3.0, show_default=True,
+              help="Seconds after /start (+ score delay) to wait for missing traces.")
+@click.option("--score-delay", type=click.FloatRange(0, 3600), default=0.0, show_default=True,
+              help="Scoring takes this long after /start (as LLM judges do).")
+@click.option("--chaos", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Fraction of API requests (never /v1/traces) that get an injected fault.")
+@click.option("--chaos-seed", type=int, default=None, help="Seed for the chaos RNG.")
+@click.option("--chaos-kinds", default=",".join(CHAOS_KINDS), show_default=True,
+              help="Faults to pick from: 500, 429, drop, stall.")
+@click.option("--push-async", is_flag=True, default=False,
+              help="POST /run answers 'running' and calls the agent in the background.")
+@click.option("--finish-on-ingest", is_flag=True, default=False,
+              help="Inline queue: a run whose every item was captured finishes without "
+                   "/start (a later /start answers 409).")
+def serve_command(
+    host: str, port: int, db_path: str, seed_path: str, api_key: str | None, grace: float,
+    score_delay: float, chaos: float, chaos_seed: int | None, chaos_kinds: str,
+    push_async: bool, finish_on_ingest: bool,
+) -> int:
+    """Serve the Neens API (and the OTLP receiver at /v1/traces) from a SQLite file."""
+    from neens_sandbox.app import build_server
+    from neens_sandbox.context import Context, Options
+    from neens_sandbox.db import Database
+    from neens_sandbox.seed import SeedError, apply_seed, load_seed
+
+    kinds = _parse_kinds(chaos_kinds)
+    try:
+        seed = load_seed(seed_path)
+    except SeedError as exc:
+        raise UsageError(str(exc)) from None
+    keys = list(seed.api_keys)
+    if api_key is not None:
+        if not api_key.strip():
+            raise UsageError("--api-key is empty")
+        keys.insert(0, api_key.strip())
+    if not keys:
+        raise UsageError("no API key: pass --api-key or list api_keys in the seed file")
+    if Path(db_path).parent and not Path(db_path).parent.exists():
+        raise UsageError(f"--db: directory {Path(db_path).parent} does not exist")
+    options = Options(grace=grace, score_delay=score_delay, push_async=push_async,
+                      chaos=chaos, chaos_seed=chaos_seed, chaos_kinds=kinds,
+                      finish_on_ingest=finish_on_ingest)
+    try:
+        db = Database.open(db_path)
+    except Exception as exc:
+        raise UsageError(f"cannot open database {db_path}: {exc}") from None
+    ctx = Context(db=db, options=options, api_keys=set(keys))
+    try:
+        from neens_sandbox.app import load_routes
+
+        load_routes()  # registers every table before seeding
+        db.ensure_schema()
+        apply_seed(db, seed)
+        server = build_server(ctx, host, port)
+    except OSError as exc:
+        db.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except Exception as exc:
+        db.close()
+        raise UsageError(f"cannot start the sandbox: {type(exc).__name__}: {exc}") from None
+    bound_host, bound_port = server.server_address[:2]
+    shown = keys[0][:8] + "…"
+    print(f"sandbox listening on http://{bound_host}:{bound_port} (api key: {shown})", flush=True)
+    ctx.log(f"db={db_path} seed={seed_path} grace={grace}s score-delay={score_delay}s "
+            f"chaos={chaos} push={'async' if push_async else 'inline'}")
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                              daemon=True, name="sandbox-http")
+    thread.start()
+    while not stop.wait(0.5):
+        if not thread.is_alive():
+            break
+    ctx.log("shutting down")
+    server.shutdown()
+    server.server_close()
+    db.close()
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,148 @@
+"""Pre-prod runs: E1-E10 (``/preprod-evals``). Tables: ``runs``, ``run_items``."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from neens_sandbox import push, runs_api
+from neens_sandbox.db import dumps, register_schema
+from neens_sandbox.http import ApiError, Request, Response, Route
+
+register_schema("runs", [
+    """CREATE TABLE IF NOT EXISTS runs (
+        id TEXT PRIMARY KEY, created_at REAL NOT NULL, status TEXT NOT NULL, name TEXT,
+        version_label TEXT NOT NULL, dataset_id TEXT, dataset_version_id TEXT,
+        runner_mode TEXT NOT NULL, connection_id TEXT, branch TEXT, request TEXT NOT NULL,
+        gate TEXT NOT NULL, gates TEXT NOT NULL, gates_policy TEXT, gate_drift TEXT,
+        baseline_request TEXT, baseline TEXT, resolution TEXT, extra TEXT,
+        started_at REAL, finished_at REAL, gate_passed INTEGER, ci_result TEXT,
+        label_mismatch INTEGER NOT NULL DEFAULT 0, legacy TEXT, error TEXT)""",
+    "CREATE INDEX IF NOT EXISTS runs_branch ON runs (branch, dataset_version_id, status)",
+    """CREATE TABLE IF NOT EXISTS run_idempotency (
+        key TEXT PRIMARY KEY, run_id TEXT NOT NULL, created_at REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS run_items (
+        run_id TEXT NOT NULL, position INTEGER NOT NULL, item_id TEXT NOT NULL,
+        input TEXT NOT NULL, expected_output TEXT, gate_id TEXT, judges TEXT NOT NULL,
+        session TEXT, scores TEXT, passed INTEGER, score REAL, reason TEXT, error TEXT,
+        scored_at REAL, PRIMARY KEY (run_id, item_id))""",
+])
+
+VERDICTS = ("passed", "warned", "blocked", "errored")
+
+
+_KEY_LOCK = threading.Lock()  # one create per Idempotency-Key, even when concurrent
+
+
+def _idempotency_key(value: str | None) -> str | None:
+    if value is None:
+        return None
+    key = value.strip()
+    if not key or len(key) > 255 or any(ord(c) < 33 or ord(c) > 126 for c in key):
+        raise ApiError(400, "Idempotency-Key must be 1-255 printable ASCII characters")
+    return key
+
+
+def _run_for_key(req: Request, key: str) -> str | None:
+    row = req.ctx.db.one("SELECT run_id FROM run_idempotency WHERE key = ?", (key,))
+    return row["run_id"] if row is not None else None
+
+
+def create(req: Request) -> Response:
+    """E1. With an ``Idempotency-Key`` header, a repeated create answers the run the first
+    one made (200) instead of creating another (lookup: ``GET /preprod-evals?idempotency_key=``)."""
+    key = _idempotency_key(req.headers.get("idempotency-key"))
+    body = req.json(required=True)
+    if key is None:
+        run_id = runs_api.create_run(req.ctx, body)
+        return Response(201, runs_api.run_view(req.ctx, run_id))
+    with _KEY_LOCK:
+        existing = _run_for_key(req, key)
+        if existing is not None:
+            return Response(200, runs_api.run_view(req.ctx, existing))
+        run_id = runs_api.create_run(req.ctx, body)
+        with req.ctx.db.tx() as con:
+            con.execute("INSERT INTO run_idempotency (key, run_id, created_at) VALUES (?,?,?)",
+                        (key, run_id, req.ctx.now()))
+    return Response(201, runs_api.run_view(req.ctx, run_id))
+
+
+def lookup(req: Request) -> dict[str, Any]:
+    """``GET /preprod-evals?idempotency_key=K``: ``{"runs": [run]}`` (``[]`` when no create
+    with that key happened), so a client whose create timed out can find what it made."""
+    key = _idempotency_key(req.query.get("idempotency_key"))
+    if key is None:
+        raise ApiError(422, "listing runs needs ?idempotency_key=<key>")
+    run_id = _run_for_key(req, key)
+    return {"runs": [runs_api.run_view(req.ctx, run_id, items=False)] if run_id else []}
+
+
+def get(req: Request) -> dict[str, Any]:
+    with_items = req.query.get("items", "true").lower() not in ("0", "false", "no")
+    return runs_api.run_view(req.ctx, req.params["id"], items=with_items)
+
+
+def items(req: Request) -> dict[str, Any]:
+    return {"items": runs_api.items_view(req.ctx, req.params["id"])}
+
+
+def start(req: Request) -> dict[str, Any]:
+    return runs_api.start_run(req.ctx, req.params["id"])
+
+
+def trigger(req: Request) -> dict[str, Any]:
+    return push.trigger(req.ctx, req.params["id"])
+
+
+def cancel(req: Request) -> dict[str, Any]:
+    return runs_api.cancel_run(req.ctx, req.params["id"])
+
+
+def gate(req: Request) -> dict[str, Any]:
+    return runs_api.gate_view(req.ctx, req.params["id"])
+
+
+def comparison(req: Request) -> dict[str, Any]:
+    return runs_api.comparison_view(req.ctx, req.params["id"], req.query.get("baseline"))
+
+
+def metrics(req: Request) -> dict[str, Any]:
+    return runs_api.metrics_view(req.ctx, req.params["id"])
+
+
+def ci_result(req: Request) -> dict[str, Any]:
+    body = req.json(required=True)
+    run_id = req.params["id"]
+    runs_api.load_run(req.ctx, run_id)  # 404 first
+    verdict = body.get("verdict")
+    if verdict is not None and verdict not in VERDICTS:
+        raise ApiError(422, f"verdict must be one of {', '.join(VERDICTS)}")
+    code = body.get("exit_code")
+    if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+        raise ApiError(422, "exit_code must be an integer")
+    if body.get("rules") is not None and not isinstance(body["rules"], list):
+        raise ApiError(422, "rules must be a list")
+    body = {**body, "receivedAt": req.ctx.now()}
+    with req.ctx.db.tx() as con:
+        con.execute("UPDATE runs SET ci_result = ? WHERE id = ?", (dumps(body), run_id))
+    return {"runId": run_id, "stored": True}
+
+
+ROUTES = [
+    Route("POST", "/preprod-evals", create),
+    Route("GET", "/preprod-evals", lookup),
+    Route("GET", "/preprod-evals/{id}", get),
+    Route("GET", "/preprod-evals/{id}/items", items),
+    Route("POST", "/preprod-evals/{id}/start", start),
+    Route("POST", "/preprod-evals/{id}/run", trigger),
+    Route("POST", "/preprod-evals/{id}/cancel", cancel),
+    Route("GET", "/preprod-evals/{id}/gate", gate),
+    Route("GET", "/preprod-evals/{id}/comparison", comparison),
+    Route("GET", "/preprod-evals/{id}/metrics", metrics),
+    Route("POST", "/preprod-evals/{id}/ci-result", ci_result),
+]
+
+
+def on_start(ctx: Any) -> None:
+    """After a restart: resume push runs that were being driven in the background."""
+    push.resume(ctx)

@@ -1,0 +1,50 @@
+"""Scenario suites (stress tests): E17-E20 (``/scenario-suites``), spec decision 13.
+
+Tables and logic live in ``sandbox/suites_store.py`` (importing it registers them).
+
+* ``POST /scenario-suites`` -> 201, the suite in status ``generating``; generation runs in a
+  background thread (``GET`` shows ``progress``), then ``ready`` or ``failed`` (``error``).
+* ``GET /scenario-suites/{id}`` -> the suite; ``scenarios`` listed once ``ready``.
+* ``POST /scenario-suites/{id}/regenerate`` -> 202, the suite back in ``generating`` (409
+  while a generation is in flight); a fresh golden version when it is done.
+* ``POST /scenario-suites/{id}/launch`` -> 201, the created run (409 unless ``ready``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neens_sandbox import runs_api, suites_store
+from neens_sandbox.http import Request, Response, Route
+
+
+def create(req: Request) -> Response:
+    suite_id = suites_store.create_suite(req.ctx, req.json(required=True))
+    return Response(201, suites_store.suite_view(req.ctx, suite_id))
+
+
+def get(req: Request) -> dict[str, Any]:
+    return suites_store.suite_view(req.ctx, req.params["id"])
+
+
+def regenerate(req: Request) -> Response:
+    suites_store.regenerate_suite(req.ctx, req.params["id"], req.json())
+    return Response(202, suites_store.suite_view(req.ctx, req.params["id"]))
+
+
+def launch(req: Request) -> Response:
+    run_id = suites_store.launch_suite(req.ctx, req.params["id"], req.json(required=True))
+    return Response(201, runs_api.run_view(req.ctx, run_id))
+
+
+ROUTES = [
+    Route("POST", "/scenario-suites", create),
+    Route("GET", "/scenario-suites/{id}", get),
+    Route("POST", "/scenario-suites/{id}/regenerate", regenerate),
+    Route("POST", "/scenario-suites/{id}/launch", launch),
+]
+
+
+def on_start(ctx: Any) -> None:
+    """After a restart: generations that were in flight start again."""
+    suites_store.resume(ctx)

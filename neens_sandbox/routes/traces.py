@@ -1,0 +1,151 @@
+"""E21 ``POST /v1/traces``: the OTLP/HTTP receiver (protobuf and JSON). Table: ``spans``.
+
+Correlation (decision 14): ``neens.eval_run_id`` + ``neens.dataset_item_id`` from the
+resource attributes, else from the span's own attributes; values are percent-decoded. A
+``neens.version_label`` different from the run's label still links (the run records
+``labelMismatch``). Old-brand ``beacon.*`` attributes correlate to nothing and stamp
+``legacyCorrelationSeenAt`` on the run they name. An item is scored as soon as a root span
+(no parent) of its trace arrives; later spans re-score it while the run is not finished.
+Spans naming an unknown run/item, a push run or a finished run are rejected
+(``partial_success``); spans without correlation keys are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+from neens_sandbox import otlp, runs_api
+from neens_sandbox.context import Context
+from neens_sandbox.db import dumps, loads, register_schema
+from neens_sandbox.http import ApiError, Request, Response, Route
+from neens_sandbox.scoring import load_pricing, session_from_spans
+
+register_schema("traces", [
+    """CREATE TABLE IF NOT EXISTS spans (
+        run_id TEXT NOT NULL, item_id TEXT NOT NULL, trace_id TEXT NOT NULL,
+        span_id TEXT NOT NULL, parent_span_id TEXT NOT NULL, name TEXT NOT NULL,
+        start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, attributes TEXT NOT NULL,
+        resource TEXT NOT NULL, received_at REAL NOT NULL,
+        PRIMARY KEY (run_id, item_id, trace_id, span_id))""",
+])
+
+RUN_KEY, ITEM_KEY, LABEL_KEY = "neens.eval_run_id", "neens.dataset_item_id", "neens.version_label"
+LEGACY_PREFIX = "beacon."
+
+
+def _attr(span: dict[str, Any], key: str) -> str | None:
+    value = span["resource"].get(key)
+    if value in (None, ""):
+        value = span["attributes"].get(key)
+    if value in (None, ""):
+        return None
+    return unquote(str(value))
+
+
+def _legacy(span: dict[str, Any]) -> tuple[list[str], str | None]:
+    keys = sorted({k for k in (*span["resource"], *span["attributes"])
+                   if k.startswith(LEGACY_PREFIX)})
+    if not keys:
+        return [], None
+    run = span["resource"].get("beacon.eval_run_id") or span["attributes"].get(
+        "beacon.eval_run_id")
+    return keys, unquote(str(run)) if run else None
+
+
+def traced_items(ctx: Context, run_id: str) -> set[str]:
+    """Ids of the run's items that received at least one span."""
+    return {r["item_id"] for r in ctx.db.all(
+        "SELECT DISTINCT item_id FROM spans WHERE run_id = ?", (run_id,))}
+
+
+def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
+    """The session of one item from every stored span (None when no span arrived)."""
+    rows = ctx.db.all("SELECT * FROM spans WHERE run_id = ? AND item_id = ?", (run_id, item_id))
+    if not rows:
+        return None
+    spans = [{
+        "traceId": r["trace_id"], "spanId": r["span_id"], "parentSpanId": r["parent_span_id"],
+        "name": r["name"], "startNs": r["start_ns"], "endNs": r["end_ns"],
+        "attributes": loads(r["attributes"], {}), "resource": loads(r["resource"], {}),
+    } for r in rows]
+    return session_from_spans(spans, load_pricing(ctx.db))
+
+
+def ingest(req: Request) -> Response:
+    ctx = req.ctx
+    try:
+        spans, resp_type = otlp.decode(req.body, req.content_type)
+    except otlp.OtlpError as exc:
+        raise ApiError(400, str(exc)) from None
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    labels: dict[tuple[str, str], set[str]] = {}
+    legacy: dict[str, set[str]] = {}
+    for span in spans:
+        keys, legacy_run = _legacy(span)
+        if keys and legacy_run:
+            legacy.setdefault(legacy_run, set()).update(keys)
+        run_id, item_id = _attr(span, RUN_KEY), _attr(span, ITEM_KEY)
+        if not run_id or not item_id:
+            continue
+        groups.setdefault((run_id, item_id), []).append(span)
+        label = _attr(span, LABEL_KEY)
+        if label is not None:
+            labels.setdefault((run_id, item_id), set()).add(label)
+    rejected, reasons = 0, []
+    accepted: dict[tuple[str, str], bool] = {}  # -> batch has a root span
+    now = ctx.now()
+    with ctx.db.tx() as con:
+        for run_id, keys in legacy.items():
+            row = con.execute("SELECT legacy FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is not None:
+                prev = loads(row["legacy"], None) or {}
+                attrs = sorted(set(prev.get("attrs", [])) | keys)
+                con.execute("UPDATE runs SET legacy = ? WHERE id = ?",
+                            (dumps({"seenAt": prev.get("seenAt", now), "attrs": attrs}), run_id))
+        for (run_id, item_id), group in groups.items():
+            run = con.execute("SELECT status, runner_mode, version_label FROM runs WHERE id = ?",
+                              (run_id,)).fetchone()
+            item = con.execute("SELECT 1 FROM run_items WHERE run_id = ? AND item_id = ?",
+                               (run_id, item_id)).fetchone() if run else None
+            problem = None
+            if run is None:
+                problem = f"unknown run {run_id}"
+            elif item is None:
+                problem = f"run {run_id} has no item {item_id}"
+            elif run["runner_mode"] == "push":
+                problem = f"run {run_id} is a push run"
+            elif run["status"] in runs_api.TERMINAL:
+                problem = f"run {run_id} is already {run['status']}"
+            if problem:
+                rejected += len(group)
+                reasons.append(problem)
+                continue
+            if any(lbl != run["version_label"] for lbl in labels.get((run_id, item_id), ())):
+                con.execute("UPDATE runs SET label_mismatch = 1 WHERE id = ?", (run_id,))
+            con.executemany(
+                "INSERT OR REPLACE INTO spans VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(run_id, item_id, s["traceId"], s["spanId"], s["parentSpanId"], s["name"],
+                  s["startNs"], s["endNs"], dumps(s["attributes"]), dumps(s["resource"]), now)
+                 for s in group],
+            )
+            accepted[(run_id, item_id)] = any(not s["parentSpanId"] for s in group)
+    touched = set()
+    for (run_id, item_id), has_root in accepted.items():
+        scored = ctx.db.one("SELECT scored_at FROM run_items WHERE run_id = ? AND item_id = ?",
+                            (run_id, item_id))
+        if has_root or (scored is not None and scored["scored_at"] is not None):
+            session = item_session(ctx, run_id, item_id)
+            if session is not None:
+                runs_api.record_session(ctx, run_id, item_id, session)
+                touched.add(run_id)
+    for run_id in touched:
+        if ctx.options.finish_on_ingest:
+            runs_api.finish_if_captured(ctx, run_id)
+        runs_api.advance(ctx, run_id)
+    message = "; ".join(sorted(set(reasons)))[:500]
+    return Response(200, otlp.encode_response(resp_type, rejected, message),
+                    content_type=resp_type)
+
+
+ROUTES = [Route("POST", "/v1/traces", ingest, chaos=False)]

@@ -1,0 +1,266 @@
+"""Runner: real processes (timeouts kill the whole group, output cap, concurrency, stdin)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from neens_action.agents import spawn
+from neens_action.agents.runner import Job, Runner
+from tests.helpers import alive, wait_for
+
+PY = sys.executable
+
+
+@pytest.fixture(autouse=True, params=["posix_spawn", "posix_spawn without pidfd", "Popen"])
+def launcher(request, monkeypatch):
+    """Every runner test runs with each way of starting and waiting for agents."""
+    if request.param == "Popen":
+        monkeypatch.setattr(spawn, "launch", spawn.launch_popen)
+    else:
+        assert spawn._load_glibc() is not None  # Linux with glibc >= 2.34 (CI, the image)
+        monkeypatch.setattr(spawn, "launch", spawn.launch_spawn)
+        if request.param.endswith("without pidfd"):
+            monkeypatch.setattr(spawn, "open_pidfd", lambda pid: None)
+    return request.param
+
+def read_pids(path: Path, n: int, timeout: float = 30.0) -> list[int]:
+    assert wait_for(lambda: path.exists() and len(path.read_text().split()) >= n, timeout)
+    return [int(x) for x in path.read_text().split()]
+
+
+def jobs(n: int, text: str = "", **env: str) -> list[Job]:
+    base = {**os.environ, **env}
+    return [Job(key=f"it_{i}", input=text or f"prompt {i}", env=base) for i in range(n)]
+
+
+def test_stdin_env_returncode_and_order():
+    lines: list[str] = []
+    script = ("import os,sys; d=sys.stdin.read(); "
+              "print(d, os.environ['X_TAG']); sys.exit(0 if d.endswith('1') else 3)")
+    r = Runner([PY, "-c", script], concurrency=2, log=lines.append)
+    out = r.run(jobs(3, X_TAG="tagged"))
+    assert [i.item_id for i in out] == ["it_0", "it_1", "it_2"]
+    assert [i.returncode for i in out] == [3, 0, 3]
+    assert [i.ok for i in out] == [False, True, False]
+    assert out[0].output.strip() == "prompt 0 tagged"  # failures keep their output
+    assert out[1].output == ""  # successes do not (memory)
+    assert sorted(line.split("]")[0] for line in lines if line.startswith("item ")) == [
+        "item 1/3 [it_0", "item 2/3 [it_1", "item 3/3 [it_2"]
+    assert any("rc=3" in line for line in lines)
+
+
+def test_keep_ok_false_returns_only_what_did_not_succeed_in_job_order():
+    script = "import sys; d=sys.stdin.read(); sys.exit(0 if int(d.split()[1]) % 3 else 4)"
+    lines: list[str] = []
+    out = Runner([PY, "-c", script], concurrency=3, log=lines.append).run(
+        jobs(10), keep_ok=False)
+    assert [i.item_id for i in out] == ["it_0", "it_3", "it_6", "it_9"]
+    assert all(i.returncode == 4 for i in out)
+    assert sum(1 for line in lines if line.startswith("item ")) == 10  # every item logged
+
+
+def test_jobs_are_taken_from_a_lazy_sequence_one_at_a_time():
+    class Lazy:
+        def __init__(self) -> None:
+            self.made: list[int] = []
+
+        def __len__(self) -> int:
+            return 4
+
+        def __getitem__(self, i: int) -> Job:
+            self.made.append(i)
+            return Job(key=f"it_{i}", input=f"p{i}", env=dict(os.environ))
+
+    from collections.abc import Sequence
+
+    Sequence.register(Lazy)
+    lazy = Lazy()
+    out = Runner(["cat"], log=lambda s: None).run(lazy)  # type: ignore[arg-type]
+    assert [i.item_id for i in out] == ["it_0", "it_1", "it_2", "it_3"]
+    assert lazy.made == [0, 1, 2, 3]  # never copied into a list up front
+
+
+def test_log_every_writes_item_lines_together_and_loses_none():
+    calls: list[str] = []
+    Runner(["cat"], concurrency=4, log=calls.append, log_every=60).run(jobs(30))
+    assert len(calls) == 1  # one write at the end, not thirty
+    lines = calls[0].splitlines()
+    assert sorted(line.split("]")[0] for line in lines) == sorted(
+        f"item {i + 1:>2}/30 [it_{i}" for i in range(30))
+
+
+def test_log_every_lines_do_not_wait_for_the_end_of_the_run():
+    calls: list[str] = []
+    slow = [PY, "-c", "import sys, time; sys.stdin.read(); time.sleep(0.6)"]
+    Runner(slow, log=calls.append, log_every=0.05).run(jobs(3))
+    assert [c.split("]")[0] for c in calls] == ["item 1/3 [it_0", "item 2/3 [it_1",
+                                               "item 3/3 [it_2"]  # each while the next ran
+
+
+def test_callable_env_and_shell_string():
+    calls = []
+
+    def env() -> dict[str, str]:
+        calls.append(1)
+        return {**os.environ, "GREETING": "hi"}
+
+    r = Runner('test "$GREETING" = hi && cat >/dev/null', log=lambda s: None, keep_output=True)
+    out = r.run([Job("a", "x", env), Job("b", "y", env)])
+    assert [i.ok for i in out] == [True, True] and len(calls) == 2
+
+
+def test_large_stdin_to_agent_that_ignores_it():
+    r = Runner([PY, "-c", "print('done')"], log=lambda s: None, timeout=60)
+    out = r.run(jobs(1, text="x" * 1_000_000))
+    assert out[0].ok
+
+
+def test_output_cap_keeps_the_tail():
+    script = "import sys; sys.stdout.write('a'*200000 + 'THE-END'); sys.exit(1)"
+    r = Runner([PY, "-c", script], output_cap=4096, log=lambda s: None)
+    inv = r.run(jobs(1))[0]
+    assert inv.output.endswith("THE-END")
+    assert "earlier bytes dropped" in inv.output
+    assert len(inv.output) < 4096 + 100
+
+
+def test_timeout_kills_grandchildren(tmp_path):
+    pidfile = tmp_path / "pids"
+    script = (f"sleep 300 & echo $! >> {pidfile}; "
+              f"sh -c 'sleep 300 & echo $! >> {pidfile}; wait' & echo $! >> {pidfile}; "
+              f"echo $$ >> {pidfile}; wait")
+    r = Runner(["sh", "-c", script], timeout=1.0, grace=0.5, log=lambda s: None)
+    start = time.monotonic()
+    inv = r.run(jobs(1))[0]
+    assert time.monotonic() - start < 20
+    assert inv.timed_out and not inv.ok
+    assert inv.error == "timed out after 1s"
+    pids = read_pids(pidfile, 4)
+    assert wait_for(lambda: not any(alive(p) for p in pids), 10), \
+        [p for p in pids if alive(p)]
+
+
+def test_term_then_kill_for_agents_ignoring_sigterm(tmp_path):
+    script = "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)"
+    r = Runner([PY, "-c", script], timeout=0.5, grace=0.5, log=lambda s: None)
+    inv = r.run(jobs(1))[0]
+    assert inv.timed_out and inv.returncode == -signal.SIGKILL
+
+
+def test_leftover_background_process_killed_after_normal_exit(tmp_path):
+    pidfile = tmp_path / "pids"
+    script = f"sleep 300 >/dev/null 2>&1 & echo $! > {pidfile}; exit 0"
+    r = Runner(["sh", "-c", script], log=lambda s: None)
+    inv = r.run(jobs(1))[0]
+    assert inv.ok
+    pid = read_pids(pidfile, 1)[0]
+    assert wait_for(lambda: not alive(pid), 10)
+
+
+def test_escaped_grandchild_cannot_hang_the_runner(tmp_path):
+    pidfile = tmp_path / "pids"
+    # setsid puts the grandchild outside the agent's group, still holding stdout
+    script = f"setsid sleep 300 & echo $! > {pidfile}; sleep 300"
+    r = Runner(["sh", "-c", script], timeout=0.5, grace=0.2, drain=1.0, log=lambda s: None)
+    start = time.monotonic()
+    try:
+        inv = r.run(jobs(1))[0]
+        assert inv.timed_out
+        assert time.monotonic() - start < 15
+    finally:
+        for pid in read_pids(pidfile, 1):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_concurrency_runs_in_parallel():
+    r = Runner([PY, "-c", "import time; time.sleep(1.0)"], concurrency=4, log=lambda s: None)
+    start = time.monotonic()
+    out = r.run(jobs(4))
+    elapsed = time.monotonic() - start
+    assert all(i.ok for i in out)
+    assert elapsed < 3.5  # sequential would take >= 4 s
+
+
+def test_sequential_when_concurrency_is_one(tmp_path):
+    marker = tmp_path / "running"
+    script = ("import os,sys,time; p=sys.argv[1]\n"
+              "if os.path.exists(p): sys.exit(9)\n"
+              "open(p,'w').close(); time.sleep(0.2); os.remove(p)")
+    r = Runner([PY, "-c", script, str(marker)], concurrency=1, log=lambda s: None)
+    assert all(i.ok for i in r.run(jobs(4)))
+
+
+def test_launch_error_recorded_and_run_continues():
+    lines: list[str] = []
+    r = Runner(["/nonexistent/agent"], log=lines.append)
+    out = r.run(jobs(2))
+    assert all(i.error and i.error.startswith("failed to launch command") for i in out)
+    assert len([line for line in lines if line.startswith("item ")]) == 2
+
+
+def test_progress_lines_and_on_result():
+    lines: list[str] = []
+    seen: list[str] = []
+    r = Runner([PY, "-c", "pass"], concurrency=2, log=lines.append, progress_every=0.0)
+    r.run(jobs(4), on_result=lambda job, inv: seen.append(job.key))
+    progress = [line for line in lines if line.startswith("items ")]
+    assert progress and all(" done, 0 failed, eta " in line for line in progress)
+    assert sorted(seen) == ["it_0", "it_1", "it_2", "it_3"]
+
+
+def test_kill_all_stops_launching_and_kills(tmp_path):
+    pidfile = tmp_path / "pids"
+    script = f"echo $$ >> {pidfile}; sleep 300"
+    r = Runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
+    result: dict = {}
+    t = threading.Thread(target=lambda: result.setdefault("out", r.run(jobs(6))))
+    t.start()
+    pids = read_pids(pidfile, 2)
+    r.kill_all()
+    t.join(30)
+    assert not t.is_alive()
+    out = result["out"]
+    assert len(out) == 6 and not any(i.ok for i in out)
+    assert sum(1 for i in out if i.error == "not run (interrupted)") == 4
+    assert wait_for(lambda: not any(alive(p) for p in pids), 10)
+    assert len(pidfile.read_text().split()) == 2
+
+
+def test_interrupt_in_waiting_thread_kills_agents(tmp_path):
+    """An exception raised in the waiting thread (what a signal handler does) kills agents."""
+    pidfile = tmp_path / "pids"
+    script = f"echo $$ >> {pidfile}; sleep 300"
+    r = Runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
+
+    def interrupt_soon() -> None:
+        read_pids(pidfile, 2)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+
+    class Boom(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Boom()
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        threading.Thread(target=interrupt_soon, daemon=True).start()
+        try:
+            r.run(jobs(4))
+            raise AssertionError("expected the interrupt")
+        except Boom:
+            pass
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    pids = read_pids(pidfile, 2)
+    assert wait_for(lambda: not any(alive(p) for p in pids), 10)
+    assert r.stopping
