@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from neens_action.errors import Interrupted, NeensApiError, NeensError, UsageError
-from neens_action.flows.common import is_terminal, poll_run
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.pull import collect_verdict, create_body, create_run
+from neens_action.flows.runs import is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.policy import GatePolicy
 from neens_action.settings import provenance

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neens_action.errors import Interrupted, NeensError, RunError, UsageError
-from neens_action.flows.common import TERMINAL_RUN, poll_delays, poll_run
+from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.flows.pull import (
     ItemJobs,
     collect_verdict,
@@ -40,6 +40,7 @@ from neens_action.flows.pull import (
     run_agents,
     warn_otlp,
 )
+from neens_action.flows.runs import TERMINAL_RUN, poll_run
 from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome
 from neens_action.settings import provenance
@@ -48,6 +49,7 @@ from neens_action.world import World
 MAX_SHARDS = 1000
 MAX_NAMED = 10  # missing items named in the refusal line
 CAPTURE_WAIT = 10.0  # seconds --finish re-checks for traces still being ingested
+CAPTURE_INTERVAL = 2.0  # the longest gap between those re-checks
 _SHARD = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
 _ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "id")
 
@@ -314,22 +316,29 @@ def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
             f"Re-run the shard(s) that own them, then {resume_command(run_id)}")
 
 
+def _capture_settled(run: Mapping[str, Any]) -> bool:
+    return not missing_items(run) or run.get("status") != "awaiting_traces"
+
+
 def wait_for_capture(client: Any, run_id: str, run: Mapping[str, Any], *, world: World,
-                     budget: float) -> tuple[Mapping[str, Any], list[str] | None]:
+                     budget: float, outage_budget: float | None = None,
+                     ) -> tuple[Mapping[str, Any], list[str] | None]:
     """Re-read the run for up to ``budget`` s while items still lack a trace (ingestion may
-    lag the shard jobs); returns the last run object and its missing items."""
-    clock = world.clock
-    deadline = clock.monotonic() + budget
-    delays = poll_delays(2.0)
-    missing = missing_items(run)
-    while missing and run.get("status") == "awaiting_traces":
-        remaining = deadline - clock.monotonic()
-        if remaining <= 0:
-            break
-        clock.sleep(min(next(delays), remaining))
-        run = client.get_run(run_id) or run
-        missing = missing_items(run)
-    return run, missing
+    lag the shard jobs); returns the last run object and its missing items. A server outage
+    is polled through (the one poll loop) for up to ``outage_budget`` s (default ``budget``)."""
+    last = [dict(run)]
+
+    def fetch() -> dict[str, Any]:
+        last[0] = dict(client.get_run(run_id) or last[0])
+        return last[0]
+
+    try:
+        settled = poll_until(fetch, world=world, interval=CAPTURE_INTERVAL, timeout=budget,
+                             is_done=_capture_settled, first=last[0], what="trace capture",
+                             outage_budget=outage_budget)
+    except PollTimeout as exc:
+        settled = exc.last
+    return settled, missing_items(settled)
 
 
 def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
@@ -346,7 +355,8 @@ def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) 
         total = run.get("total") if isinstance(run.get("total"), int) else None
         if status == "awaiting_traces":
             run, missing = wait_for_capture(client, outcome.run_id, run, world=world,
-                                            budget=min(CAPTURE_WAIT, settings.poll_timeout))
+                                            budget=min(CAPTURE_WAIT, settings.poll_timeout),
+                                            outage_budget=settings.poll_timeout)
             if missing is None:
                 msg = ("the server does not list the run's items, so traces could not be "
                        "checked before starting")

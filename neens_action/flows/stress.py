@@ -20,8 +20,9 @@ from typing import Any
 
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows import pull
-from neens_action.flows.common import describe_baseline, is_terminal, poll_run, poll_until
 from neens_action.flows.interrupt import cancel_created_run
+from neens_action.flows.polling import PollTimeout, poll_until
+from neens_action.flows.runs import describe_baseline, is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.settings import provenance
 from neens_action.settings.run import EvalRunSettings, _finite
@@ -245,12 +246,10 @@ def wait_ready(client: Any, suite_id: str, *, world: World, interval: float,
                            timeout=timeout, is_done=lambda s: s.get("status") in SUITE_DONE,
                            describe=suite_progress, prefix="  suite status: ",
                            what="scenario generation", on_poll=on_poll)
-    except RunError as exc:
-        if "did not finish within" in str(exc):
-            raise RunError(f"scenario suite {suite_id} was not ready within {timeout:g}s; "
-                           "raise --ready-timeout or check it with 'neens stress get "
-                           f"{suite_id}'") from None
-        raise
+    except PollTimeout:
+        raise RunError(f"scenario suite {suite_id} was not ready within {timeout:g}s; "
+                       "raise --ready-timeout or check it with 'neens stress get "
+                       f"{suite_id}'") from None
     if suite.get("status") == "failed" and raise_failed:
         raise RunError(failed_reason(suite))
     return suite

@@ -27,6 +27,7 @@ from neens_action.errors import (
     NeensError,
     UsageError,
 )
+from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.outcome import SweepOutcome
 from neens_action.world import World
 
@@ -204,29 +205,21 @@ def poll_sweep(
 ) -> tuple[dict[str, Any], bool]:
     """Poll E14 until the sweep is terminal: (last sweep, timed_out).
 
-    The first poll is immediate (or ``first`` is used); the delay starts at 0.25 s and doubles
-    up to ``poll.interval``, so a verdict comes within a moment of the server finishing. A
-    status change prints one line.
+    The one poll loop (:func:`~neens_action.flows.polling.poll_until`): the first poll is
+    immediate (or ``first`` is used); the delay starts at 0.25 s and doubles up to
+    ``poll.interval``, so a verdict comes within a moment of the server finishing; a server
+    outage is polled through as for runs. A status change prints one line.
     """
-    clock = world.clock
-    deadline = clock.monotonic() + poll.timeout
-    delay = min(FIRST_POLL_DELAY, poll.interval)
-    sweep = first if first is not None else client.get_sweep(sweep_id)
-    seen = ""
-    while True:
-        status = str(sweep.get("status") or "")
-        line = f"  sweep {sweep_id}: status={status or '?'} ({arms_progress(sweep)})"
-        if line != seen:
-            world.log(line)
-            seen = line
-        if status in TERMINAL:
-            return sweep, False
-        remaining = deadline - clock.monotonic()
-        if remaining <= 0 or (stop is not None and stop()):
-            return sweep, True
-        clock.sleep(min(delay, remaining))
-        delay = min(delay * 2, poll.interval)
-        sweep = client.get_sweep(sweep_id)
+    try:
+        sweep = poll_until(
+            lambda: client.get_sweep(sweep_id), world=world, interval=poll.interval,
+            timeout=poll.timeout, is_done=lambda s: str(s.get("status") or "") in TERMINAL,
+            describe=lambda s: f"status={s.get('status') or '?'} ({arms_progress(s)})",
+            prefix=f"  sweep {sweep_id}: ", what=f"sweep {sweep_id}", first=first,
+            first_delay=FIRST_POLL_DELAY, stop=stop)
+    except PollTimeout as exc:
+        return exc.last, True
+    return sweep, False
 
 
 # ---------------------------------------------------------------- exit codes (pure)

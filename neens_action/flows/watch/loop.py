@@ -30,8 +30,8 @@ from neens_action.errors import (
     NeensError,
     UsageError,
 )
-from neens_action.flows.common import is_terminal
 from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt, server_gate
+from neens_action.flows.runs import is_terminal
 from neens_action.flows.watch import diff as watch_diff
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
 from neens_action.outcome import Outcome

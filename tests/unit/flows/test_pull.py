@@ -10,9 +10,9 @@ import pytest
 
 from neens_action import pipeline
 from neens_action.api.json_stream import keep
-from neens_action.errors import NeensApiError, RunError, UsageError
-from neens_action.flows.common import describe_baseline, poll_delays, poll_until
+from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows.pull import create_body, run_pull
+from neens_action.flows.runs import describe_baseline
 from neens_action.settings.provenance import resolve
 from neens_action.settings.run import EvalRunSettings
 from neens_action.world import World
@@ -96,24 +96,6 @@ class FakeClient:
 def settings(**kw) -> EvalRunSettings:
     flags = {"base_url": "http://neens.test", "command": [PY, "-c", "pass"], **kw}
     return EvalRunSettings.from_flags(flags, {}).validate()
-
-
-def test_poll_delays_back_off_to_interval():
-    d = poll_delays(5.0)
-    assert [next(d) for _ in range(6)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
-    small = poll_delays(0.2)
-    assert [next(small) for _ in range(3)] == [0.2, 0.2, 0.2]
-
-
-def test_poll_until_logs_changes_and_times_out():
-    w = world()
-    states = iter(["a", "a", "b"] + ["b"] * 100)
-    with pytest.raises(RunError, match="did not finish within 10s"):
-        poll_until(lambda: {"status": next(states)}, world=w, interval=2.0, timeout=10.0,
-                   describe=lambda o: o["status"], is_done=lambda o: False)
-    assert w.err.getvalue().splitlines() == ["  run status: a", "  run status: b"]
-    assert sum(w.clock.sleeps) == pytest.approx(10.0)
-    assert w.clock.sleeps[:3] == [0.5, 1.0, 2.0]
 
 
 def test_create_body_in_github_ci(tmp_path):
