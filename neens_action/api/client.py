@@ -132,8 +132,9 @@ class NeensClient(Transport):
         return self._post_object("/model-sweeps/preview", body)
 
     def create_sweep(self, body: Mapping[str, Any]) -> dict:
-        """E13 ``POST /model-sweeps``: never retried."""
-        return self._post_object("/model-sweeps", body)
+        """E13 ``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
+        (lookup ``GET /model-sweeps?idempotency_key=``)."""
+        return self._create("/model-sweeps", body, ("/model-sweeps", "sweeps"))
 
     def get_sweep(self, sweep_id: str) -> dict:
         """E14 ``GET /model-sweeps/{id}``."""
@@ -159,8 +160,9 @@ class NeensClient(Transport):
     # -- scenario suites (E17-E20) -------------------------------------------------------------
 
     def create_suite(self, body: Mapping[str, Any]) -> dict:
-        """E17 ``POST /scenario-suites``: never retried."""
-        return self._post_object("/scenario-suites", body)
+        """E17 ``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
+        (lookup ``GET /scenario-suites?idempotency_key=``)."""
+        return self._create("/scenario-suites", body, ("/scenario-suites", "suites"))
 
     def get_suite(self, suite_id: str) -> dict:
         """E18 ``GET /scenario-suites/{id}``."""
@@ -172,8 +174,15 @@ class NeensClient(Transport):
                                  dict(body or {}))
 
     def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> dict:
-        """E20 ``POST /scenario-suites/{id}/launch`` (creates a run): never retried."""
-        return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/launch", body)
+        """E20 ``POST /scenario-suites/{id}/launch`` (creates a run) with an
+        ``Idempotency-Key``: never repeated blindly (the run lookup of E1 finds it)."""
+        return self._create(f"/scenario-suites/{path_segment(suite_id)}/launch", body,
+                            ("/preprod-evals", "runs"))
+
+    def _create(self, path: str, body: Mapping[str, Any], created_in: tuple[str, str]) -> dict:
+        key = f"neens-action-{uuid.uuid4().hex}"
+        return self._object("POST", path, self.request(
+            "POST", path, body=body, idempotency_key=key, created_in=created_in))
 
 
 NeensEvalClient = NeensClient

@@ -4,17 +4,19 @@ One :class:`Transport` (the base of :class:`~neens_action.api.client.NeensClient
 URLs live) wraps a ``requests.Session``. Every call has a ``(connect, read)``
 timeout. Safe calls (every GET, and the idempotent POSTs ``/start``, ``/cancel``,
 ``/ci-result`` and sweep cancel) are retried on transport errors, 429 (honouring
-``Retry-After``, capped) and 5xx, with exponential backoff and full jitter. Calls that
-create something (sweeps, suites, push trigger, preview, launch, regenerate) are never
-retried: a lost response must not create a second object.
+``Retry-After``, capped) and 5xx, with exponential backoff and full jitter. The other calls
+that change something (push trigger, preview, regenerate) are never retried: a lost
+response must not do it twice.
 
-Creating a run (E1) is never repeated blindly either. It carries an ``Idempotency-Key``
-header. A refusal that did nothing (429, or a connection that was never made) is retried.
-When the outcome is unknown (a 5xx, a reset or a read timeout after the request left), the
-client looks the key up (``GET /preprod-evals?idempotency_key=K`` => ``{"runs": [...]}``):
-a run found is the answer; no run means nothing was created, so the create is sent again
-(same key); a server that cannot answer the lookup makes it an error that says the run may
-exist. Answers that should be JSON objects and are not (a list, a string) are errors too.
+Creates (a run E1, a sweep E13, a scenario suite E17, a suite launch E20, which creates a
+run) are never repeated blindly either. Each carries an ``Idempotency-Key`` header. A
+refusal that did nothing (429, or a connection that was never made) is retried. When the
+outcome is unknown (a 5xx, a reset or a read timeout after the request left), the client
+looks the key up in the collection it created in (``GET /preprod-evals?idempotency_key=K``
+=> ``{"runs": [...]}``; ``/model-sweeps`` => ``sweeps``; ``/scenario-suites`` => ``suites``):
+an object found is the answer; none means nothing was created, so the create is sent again
+(same key); a server that cannot answer the lookup makes it an error that says the object
+may exist. Answers that should be JSON objects and are not (a list, a string) are errors too.
 
 Every failure is a :class:`~neens_action.errors.NeensApiError` whose message is one line:
 ``<METHOD> <path> failed: HTTP <status>: <server detail>``. The server's ``detail`` is read
@@ -115,13 +117,15 @@ class Transport:
         conflict_ok: bool = False,
         retries: int | None = None,
         idempotency_key: str | None = None,
+        created_in: tuple[str, str] = ("/preprod-evals", "runs"),
         budget: float | None = None,
         decode: bool = True,
         reader: Callable[[Iterable[bytes]], Any] | None = None,
     ) -> Any:
         """One API call. ``safe`` enables retries (``retries`` overrides the client's count);
         ``conflict_ok`` turns a 409 into None; ``idempotency_key`` makes a create safe to
-        retry the way the module docstring says; ``budget``: no retry starts after that many
+        retry the way the module docstring says (``created_in``: the collection path and
+        the listing field its lookup reads); ``budget``: no retry starts after that many
         seconds; ``decode=False``: the 2xx body is drained unread (None is returned);
         ``reader``: decodes the 2xx body from its chunks as they arrive (see
         :mod:`neens_action.api.json_stream`), instead of ``json.loads`` on the whole body.
@@ -156,7 +160,7 @@ class Transport:
             except requests.exceptions.RequestException as exc:
                 err = self._transport_error(method, path, exc, read)
                 if idempotency_key and not never_sent(exc):
-                    found = self._created_by(idempotency_key, err)
+                    found = self._created_by(idempotency_key, err, created_in)
                     if found is not None:
                         return found
                 if last:
@@ -166,7 +170,8 @@ class Transport:
             if status == 409 and conflict_ok:
                 return None
             if idempotency_key and status >= 500:
-                found = self._created_by(idempotency_key, self._status_error(method, path, resp))
+                found = self._created_by(idempotency_key,
+                                         self._status_error(method, path, resp), created_in)
                 if found is not None:
                     resp.close()
                     return found
@@ -181,26 +186,29 @@ class Transport:
             raise self._status_error(method, path, resp)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _created_by(self, key: str, err: NeensApiError) -> dict | None:
-        """After a create whose outcome is unknown: the run it made, or None when it made
+    def _created_by(self, key: str, err: NeensApiError,
+                    created_in: tuple[str, str] = ("/preprod-evals", "runs")) -> dict | None:
+        """After a create whose outcome is unknown: the object it made, or None when it made
         none (so sending it again is safe). Raises when the server cannot tell."""
+        collection, field = created_in
+        noun = field.removesuffix("s")
         why = ""
         try:
-            found = self.request("GET", "/preprod-evals",
+            found = self.request("GET", collection,
                                  query=f"idempotency_key={path_segment(key)}", safe=True)
         except NeensApiError as exc:
             found, why = None, f": {exc}"
-        runs = found.get("runs") if isinstance(found, dict) else None
-        if not isinstance(runs, list):
+        listed = found.get(field) if isinstance(found, dict) else None
+        if not isinstance(listed, list):
             raise NeensApiError(
-                f"{err}; the run may have been created anyway and the server could not say "
+                f"{err}; the {noun} may have been created anyway and the server could not say "
                 f"(lookup by Idempotency-Key failed{why[:160]}), so it was not sent again: "
-                "check the runs in Neens before re-running",
+                f"check the {field} in Neens before re-running",
                 status=err.status, detail=err.detail, method=err.method, path=err.path,
             )
-        for run in runs:
-            if isinstance(run, dict) and isinstance(run.get("id"), str) and run["id"]:
-                return run
+        for obj in listed:
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"]:
+                return obj
         return None
 
     def _object(self, method: str, path: str, data: Any) -> dict:

@@ -48,13 +48,14 @@ def _client(flags: dict[str, Any]) -> Any:
     import os
 
     from neens_action.api.client import NeensClient
-    from neens_action.settings.run import check_base_url
+    from neens_action.settings.run import EvalRunSettings, check_base_url
 
     env = os.environ
     base = check_base_url(flags.get("base_url") or env.get("NEENS_BASE_URL", "").strip())
     key = flags.get("api_key") or env.get("NEENS_API_KEY", "").strip() or None
     project = flags.get("project_id") or env.get("NEENS_PROJECT_ID", "").strip() or None
-    return NeensClient(base, key, project)
+    return NeensClient(base, key, project, timeout=EvalRunSettings.request_timeout,
+                       retries=EvalRunSettings.retries)
 
 
 def _suite_id(value: str) -> str:
@@ -283,7 +284,8 @@ def launch_command(suite_id: str, json_out: bool, **flags: Any) -> int:
     prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
                               pr_number=settings.pr_number, pr_url=settings.pr_url,
                               repo=settings.repo)
-    client = NeensClient(settings.base_url, settings.api_key, settings.project_id)
+    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
+                         timeout=settings.request_timeout, retries=settings.retries)
     try:
         run = launch(client, settings.suite_id, launch_body(settings, prov, policy), world=world)
     finally:

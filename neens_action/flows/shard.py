@@ -316,16 +316,12 @@ def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
             f"Re-run the shard(s) that own them, then {resume_command(run_id)}")
 
 
-def _capture_settled(run: Mapping[str, Any]) -> bool:
-    return not missing_items(run) or run.get("status") != "awaiting_traces"
-
-
 def wait_for_capture(client: Any, run_id: str, run: Mapping[str, Any], *, world: World,
                      budget: float, outage_budget: float | None = None,
                      ) -> tuple[Mapping[str, Any], list[str] | None]:
     """Re-read the run for up to ``budget`` s while items still lack a trace (ingestion may
-    lag the shard jobs); returns the last run object and its missing items. A server outage
-    is polled through (the one poll loop) for up to ``outage_budget`` s (default ``budget``)."""
+    lag the shard jobs): the last run object and its missing items. A server outage is polled
+    through (the one poll loop) for up to ``outage_budget`` s (default ``budget``)."""
     last = [dict(run)]
 
     def fetch() -> dict[str, Any]:
@@ -333,12 +329,13 @@ def wait_for_capture(client: Any, run_id: str, run: Mapping[str, Any], *, world:
         return last[0]
 
     try:
-        settled = poll_until(fetch, world=world, interval=CAPTURE_INTERVAL, timeout=budget,
-                             is_done=_capture_settled, first=last[0], what="trace capture",
-                             outage_budget=outage_budget)
+        run = poll_until(fetch, world=world, interval=CAPTURE_INTERVAL, timeout=budget,
+                         is_done=lambda r: not missing_items(r)
+                         or r.get("status") != "awaiting_traces",
+                         first=last[0], what="trace capture", outage_budget=outage_budget)
     except PollTimeout as exc:
-        settled = exc.last
-    return settled, missing_items(settled)
+        run = exc.last
+    return run, missing_items(run)
 
 
 def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:

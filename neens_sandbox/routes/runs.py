@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-from neens_sandbox import push, runs_api
+from neens_sandbox import idempotency, push, runs_api
 from neens_sandbox.db import dumps, register_schema
 from neens_sandbox.http import ApiError, Request, Response, Route
 
@@ -19,8 +18,6 @@ register_schema("runs", [
         started_at REAL, finished_at REAL, gate_passed INTEGER, ci_result TEXT,
         label_mismatch INTEGER NOT NULL DEFAULT 0, legacy TEXT, error TEXT)""",
     "CREATE INDEX IF NOT EXISTS runs_branch ON runs (branch, dataset_version_id, status)",
-    """CREATE TABLE IF NOT EXISTS run_idempotency (
-        key TEXT PRIMARY KEY, run_id TEXT NOT NULL, created_at REAL NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS run_items (
         run_id TEXT NOT NULL, position INTEGER NOT NULL, item_id TEXT NOT NULL,
         input TEXT NOT NULL, expected_output TEXT, gate_id TEXT, judges TEXT NOT NULL,
@@ -31,49 +28,19 @@ register_schema("runs", [
 VERDICTS = ("passed", "warned", "blocked", "errored")
 
 
-_KEY_LOCK = threading.Lock()  # one create per Idempotency-Key, even when concurrent
-
-
-def _idempotency_key(value: str | None) -> str | None:
-    if value is None:
-        return None
-    key = value.strip()
-    if not key or len(key) > 255 or any(ord(c) < 33 or ord(c) > 126 for c in key):
-        raise ApiError(400, "Idempotency-Key must be 1-255 printable ASCII characters")
-    return key
-
-
-def _run_for_key(req: Request, key: str) -> str | None:
-    row = req.ctx.db.one("SELECT run_id FROM run_idempotency WHERE key = ?", (key,))
-    return row["run_id"] if row is not None else None
-
-
 def create(req: Request) -> Response:
     """E1. With an ``Idempotency-Key`` header, a repeated create answers the run the first
     one made (200) instead of creating another (lookup: ``GET /preprod-evals?idempotency_key=``)."""
-    key = _idempotency_key(req.headers.get("idempotency-key"))
     body = req.json(required=True)
-    if key is None:
-        run_id = runs_api.create_run(req.ctx, body)
-        return Response(201, runs_api.run_view(req.ctx, run_id))
-    with _KEY_LOCK:
-        existing = _run_for_key(req, key)
-        if existing is not None:
-            return Response(200, runs_api.run_view(req.ctx, existing))
-        run_id = runs_api.create_run(req.ctx, body)
-        with req.ctx.db.tx() as con:
-            con.execute("INSERT INTO run_idempotency (key, run_id, created_at) VALUES (?,?,?)",
-                        (key, run_id, req.ctx.now()))
-    return Response(201, runs_api.run_view(req.ctx, run_id))
+    run_id, created = idempotency.create_once(req, "runs",
+                                              lambda: runs_api.create_run(req.ctx, body))
+    return Response(201 if created else 200, runs_api.run_view(req.ctx, run_id))
 
 
 def lookup(req: Request) -> dict[str, Any]:
     """``GET /preprod-evals?idempotency_key=K``: ``{"runs": [run]}`` (``[]`` when no create
     with that key happened), so a client whose create timed out can find what it made."""
-    key = _idempotency_key(req.query.get("idempotency_key"))
-    if key is None:
-        raise ApiError(422, "listing runs needs ?idempotency_key=<key>")
-    run_id = _run_for_key(req, key)
+    run_id = idempotency.created_with(req.ctx, "runs", idempotency.lookup_key(req, "runs"))
     return {"runs": [runs_api.run_view(req.ctx, run_id, items=False)] if run_id else []}
 
 

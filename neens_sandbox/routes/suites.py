@@ -2,6 +2,9 @@
 
 Tables and logic live in ``sandbox/suites_store.py`` (importing it registers them).
 
+* ``Idempotency-Key`` on the create and the launch: a repeated key answers what the first
+  one made (200); ``GET /scenario-suites?idempotency_key=K`` -> ``{"suites": [...]}`` (a
+  launch's run is found by ``GET /preprod-evals?idempotency_key=K``).
 * ``POST /scenario-suites`` -> 201, the suite in status ``generating``; generation runs in a
   background thread (``GET`` shows ``progress``), then ``ready`` or ``failed`` (``error``).
 * ``GET /scenario-suites/{id}`` -> the suite; ``scenarios`` listed once ``ready``.
@@ -14,13 +17,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from neens_sandbox import runs_api, suites_store
+from neens_sandbox import idempotency, runs_api, suites_store
 from neens_sandbox.http import Request, Response, Route
 
 
 def create(req: Request) -> Response:
-    suite_id = suites_store.create_suite(req.ctx, req.json(required=True))
-    return Response(201, suites_store.suite_view(req.ctx, suite_id))
+    body = req.json(required=True)
+    suite_id, created = idempotency.create_once(
+        req, "suites", lambda: suites_store.create_suite(req.ctx, body))
+    return Response(201 if created else 200, suites_store.suite_view(req.ctx, suite_id))
+
+
+def lookup(req: Request) -> dict[str, Any]:
+    suite_id = idempotency.created_with(req.ctx, "suites",
+                                        idempotency.lookup_key(req, "suites"))
+    return {"suites": [suites_store.suite_view(req.ctx, suite_id)] if suite_id else []}
 
 
 def get(req: Request) -> dict[str, Any]:
@@ -33,12 +44,15 @@ def regenerate(req: Request) -> Response:
 
 
 def launch(req: Request) -> Response:
-    run_id = suites_store.launch_suite(req.ctx, req.params["id"], req.json(required=True))
-    return Response(201, runs_api.run_view(req.ctx, run_id))
+    body = req.json(required=True)
+    run_id, created = idempotency.create_once(  # a run: found by the E1 lookup
+        req, "runs", lambda: suites_store.launch_suite(req.ctx, req.params["id"], body))
+    return Response(201 if created else 200, runs_api.run_view(req.ctx, run_id))
 
 
 ROUTES = [
     Route("POST", "/scenario-suites", create),
+    Route("GET", "/scenario-suites", lookup),
     Route("GET", "/scenario-suites/{id}", get),
     Route("POST", "/scenario-suites/{id}/regenerate", regenerate),
     Route("POST", "/scenario-suites/{id}/launch", launch),

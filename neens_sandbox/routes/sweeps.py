@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from neens_sandbox import idempotency
 from neens_sandbox import sweeps_store as store
 from neens_sandbox.context import Context
 from neens_sandbox.db import register_schema
@@ -35,8 +36,18 @@ def preview(req: Request) -> dict[str, Any]:
 
 
 def create(req: Request) -> Response:
-    sweep_id = store.create(req.ctx, req.json(required=True))
-    return Response(201, store.view(req.ctx, sweep_id))
+    """E13; with an ``Idempotency-Key`` a repeated create answers the first sweep (200)."""
+    body = req.json(required=True)
+    sweep_id, created = idempotency.create_once(req, "sweeps",
+                                                lambda: store.create(req.ctx, body))
+    return Response(201 if created else 200, store.view(req.ctx, sweep_id))
+
+
+def lookup(req: Request) -> dict[str, Any]:
+    """``GET /model-sweeps?idempotency_key=K``: ``{"sweeps": [sweep]}`` or ``[]``."""
+    sweep_id = idempotency.created_with(req.ctx, "sweeps",
+                                        idempotency.lookup_key(req, "sweeps"))
+    return {"sweeps": [store.view(req.ctx, sweep_id)] if sweep_id else []}
 
 
 def get(req: Request) -> dict[str, Any]:
@@ -58,6 +69,7 @@ def on_start(ctx: Context) -> None:
 ROUTES = [
     Route("POST", "/model-sweeps/preview", preview),
     Route("POST", "/model-sweeps", create),
+    Route("GET", "/model-sweeps", lookup),
     Route("GET", "/model-sweeps/{id}", get),
     Route("GET", "/model-sweeps/{id}/comparison", comparison),
     Route("POST", "/model-sweeps/{id}/cancel", cancel),

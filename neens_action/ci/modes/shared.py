@@ -331,7 +331,7 @@ def plan_sweep(ctx: CiContext) -> ModePlan:
     if not label:
         raise InputError("version-label", "is required for mode sweep (no commit was detected "
                                           "to label the candidate)")
-    from neens_action.settings.run import check_base_url
+    from neens_action.settings.run import EvalRunSettings, check_base_url
 
     try:
         base_url = check_base_url(inp.get("base-url"))
@@ -350,7 +350,8 @@ def plan_sweep(ctx: CiContext) -> ModePlan:
     from neens_action.api.client import NeensClient
 
     client = NeensClient(base_url, inp.get("api-key"),
-                         ctx.environ.get("NEENS_PROJECT_ID", "").strip() or None)
+                         ctx.environ.get("NEENS_PROJECT_ID", "").strip() or None,
+                         timeout=EvalRunSettings.request_timeout, retries=EvalRunSettings.retries)
     plan = SweepPlan(body=body, push=push, command=list(command or []), poll=poll,
                      concurrency=inp.get("concurrency", 1), timeout=inp.get("timeout"),
                      bar=inp.get("bar"), baseline_arm=inp.get("baseline-arm"),
