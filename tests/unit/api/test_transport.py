@@ -77,18 +77,46 @@ def test_retries_exhausted_raise_with_detail(fake):
 
 @pytest.mark.parametrize("call", [
     lambda c: c.trigger_push("r"),
-    lambda c: c.create_sweep({"name": "x"}),
     lambda c: c.preview_sweep({}),
-    lambda c: c.launch_suite("s", {"version_label": "v"}),
-    lambda c: c.create_suite({"name": "x"}),
 ])
-def test_creates_never_retry(fake, call):
+def test_unkeyed_posts_never_retry(fake, call):
     client, sleeps = make(fake)
     fake.script = [(503, {}, {"detail": "try later"}), (200, {}, {"id": "x"})]
     with pytest.raises(NeensApiError) as info:
         call(client)
     assert info.value.status == 503
     assert len(fake.requests) == 1 and sleeps == []
+
+
+KEYED_CREATES = [  # (call, the POST path, the lookup path, the listing field)
+    (lambda c: c.create_sweep({"name": "x"}), "/model-sweeps", "/model-sweeps", "sweeps"),
+    (lambda c: c.create_suite({"name": "x"}), "/scenario-suites", "/scenario-suites",
+     "suites"),
+    (lambda c: c.launch_suite("s", {"version_label": "v"}), "/scenario-suites/s/launch",
+     "/preprod-evals", "runs"),
+]
+
+
+@pytest.mark.parametrize(("call", "path", "lookup", "field"), KEYED_CREATES)
+def test_sweep_suite_and_launch_creates_are_looked_up_not_repeated(fake, call, path, lookup,
+                                                                   field):
+    client, _ = make(fake)
+    fake.script = [(503, {}, {"detail": "try later"}), (200, {}, {field: [{"id": "x_9"}]})]
+    assert call(client)["id"] == "x_9"  # the lookup found what the lost create made
+    post, get = fake.requests
+    key = post["headers"]["Idempotency-Key"]
+    assert post["path"] == path and key.startswith("neens-action-")
+    assert get["method"] == "GET" and get["path"] == f"{lookup}?idempotency_key={key}"
+    fake.requests.clear()
+    fake.script = [(500, {}, {"detail": "boom"}), (200, {}, {field: []}), (201, {}, {"id": "y"})]
+    assert call(client)["id"] == "y"  # nothing was made: sent again, same key
+    first, _, second = fake.requests
+    assert first["headers"]["Idempotency-Key"] == second["headers"]["Idempotency-Key"]
+    fake.requests.clear()
+    fake.script = [(502, {}, {"detail": "bad gateway"}), (404, {}, {"detail": "no route"})]
+    with pytest.raises(NeensApiError, match="may have been created anyway"):
+        call(client)  # a server without the lookup: an error, never a second create
+    assert len(posts(fake)) == 1
 
 
 @pytest.mark.parametrize("call", [
