@@ -47,7 +47,8 @@ def push_command(json_out: bool, junit: str | None, **flags: Any) -> int:
     """
     from neens_action import pipeline
     from neens_action.api.client import NeensClient
-    from neens_action.flows.push import EvalPushSettings, run_push
+    from neens_action.flows.push import run_push
+    from neens_action.settings.push import EvalPushSettings
     from neens_action.world import World
 
     world = World()

@@ -48,7 +48,7 @@ def _client(flags: dict[str, Any]) -> Any:
     import os
 
     from neens_action.api.client import NeensClient
-    from neens_action.settings.run import check_base_url
+    from neens_action.settings.connection import check_base_url
 
     env = os.environ
     base = check_base_url(flags.get("base_url") or env.get("NEENS_BASE_URL", "").strip())
@@ -105,7 +105,7 @@ def _finish(suite: dict[str, Any], json_out: bool) -> int:
 
 def _wait(client: Any, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
     from neens_action.flows.stress import wait_ready
-    from neens_action.settings.run import _finite
+    from neens_action.settings.connection import check_number as _finite
     from neens_action.world import World
 
     _finite("--ready-timeout", ready_timeout, positive=True)
@@ -155,7 +155,8 @@ def generate_command(name: str, failure_modes: tuple[str, ...], per_mode: int | 
                      **flags: Any) -> int:
     """Generate a scenario suite NAME from failure modes (prints the suite id)."""
     from neens_action.errors import UsageError
-    from neens_action.flows.stress import check_per_mode, ids, parse_strategies, suite_body
+    from neens_action.flows.stress import suite_body
+    from neens_action.settings.stress import check_per_mode, ids, parse_strategies
 
     if not name.strip():
         raise UsageError("the suite NAME is empty")
@@ -208,7 +209,8 @@ def regenerate_command(suite_id: str, per_mode: int | None, strategies: tuple[st
                        ready_timeout: float, poll_interval: float, json_out: bool,
                        **flags: Any) -> int:
     """Rebuild a suite's scenarios (a fresh golden version), optionally with overrides."""
-    from neens_action.flows.stress import check_per_mode, parse_strategies, regenerate_body
+    from neens_action.flows.stress import regenerate_body
+    from neens_action.settings.stress import check_per_mode, parse_strategies
 
     check_per_mode(per_mode)
     body = regenerate_body(per_mode=per_mode, strategies=parse_strategies(strategies),
@@ -254,7 +256,7 @@ def launch_options(f: Any) -> Any:
 
 def _settings(flags: dict[str, Any], *, drive: bool) -> tuple[Any, Any, Any]:
     """-> (validated StressSettings, policy, world)."""
-    from neens_action.flows.stress import StressSettings
+    from neens_action.settings.stress import StressSettings
     from neens_action.world import World
 
     world = World()

@@ -61,7 +61,7 @@ def _json_flag(f: F) -> F:
 
 def make_client(base_url: str | None, api_key: str | None, project_id: str | None) -> Any:
     from neens_action.api.client import NeensClient
-    from neens_action.settings.run import check_base_url
+    from neens_action.settings.connection import check_base_url
 
     return NeensClient(check_base_url(base_url), api_key or None, project_id or None)
 

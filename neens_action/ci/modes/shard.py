@@ -93,7 +93,7 @@ def _settings(ctx: CiContext, **fields: Any) -> Any:
 
 
 def _validate(settings: Any, *, declared_gates: bool = False) -> None:
-    from neens_action.flows.shard import needs_command
+    from neens_action.settings.shard import needs_command
 
     try:
         settings.validate(need_command=needs_command(settings), declared_gates=declared_gates)

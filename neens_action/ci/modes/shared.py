@@ -223,7 +223,8 @@ def _client(settings: Any) -> Any:
 def plan_push(ctx: CiContext) -> ModePlan:
     """``mode: push``: Neens calls ``agent-connection`` per prompt; create, trigger, gate."""
     from neens_action.ci.main import ModePlan
-    from neens_action.flows.push import EvalPushSettings, run_push
+    from neens_action.flows.push import run_push
+    from neens_action.settings.push import EvalPushSettings
 
     check_mode_inputs(ctx, "push")
     inp = ctx.inputs
@@ -258,8 +259,9 @@ def plan_push(ctx: CiContext) -> ModePlan:
 def plan_stress(ctx: CiContext) -> ModePlan:
     """``mode: stress``: suite -> ready -> launch -> drive (pull or push) -> gate."""
     from neens_action.ci.main import ModePlan
-    from neens_action.flows.stress import StressSettings, run_stress
+    from neens_action.flows.stress import run_stress
     from neens_action.report.build.stress import build_stress_report, stress_document
+    from neens_action.settings.stress import StressSettings
 
     check_mode_inputs(ctx, "stress")
     inp = ctx.inputs
@@ -331,7 +333,7 @@ def plan_sweep(ctx: CiContext) -> ModePlan:
     if not label:
         raise InputError("version-label", "is required for mode sweep (no commit was detected "
                                           "to label the candidate)")
-    from neens_action.settings.run import check_base_url
+    from neens_action.settings.connection import check_base_url
 
     try:
         base_url = check_base_url(inp.get("base-url"))

@@ -40,7 +40,7 @@ def decide_step(outcome: Outcome) -> tuple[int, str]:
 
 
 def _finish_cmd(outcome: Outcome) -> str:
-    from neens_action.flows.shard import resume_command
+    from neens_action.settings.shard import resume_command
 
     return resume_command(outcome.run_id)
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from neens_action.errors import Interrupted, NeensApiError, PolicyError, UsageError
-from neens_action.flows.push import EvalPushSettings, push_body, run_push, run_push_eval
+from neens_action.flows.push import push_body, run_push, run_push_eval
 from neens_action.policy import GatePolicy
 from neens_action.settings.provenance import Provenance
+from neens_action.settings.push import EvalPushSettings
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
 
