@@ -9,7 +9,17 @@ from typing import Any
 import click
 
 from neens_action import __version__
-from neens_action.cli.main import _COMMANDS, CONTEXT
+
+# command name -> (module, attribute)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("neens_action.cli.eval", "eval_group"),
+    "sweep": ("neens_action.cli.sweep", "sweep_group"),
+    "stress": ("neens_action.cli.stress", "stress_group"),
+    "sandbox": ("neens_sandbox.cli", "sandbox_group"),
+    "doctor": ("neens_action.cli.doctor", "doctor_command"),
+}
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class LazyGroup(click.Group):

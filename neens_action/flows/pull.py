@@ -243,7 +243,8 @@ def start_and_wait(client: Any, run_id: str, *, world: World, interval: float,
 
 
 def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any = None) -> None:
-    """E7; with a policy also E8/E9 (failures degrade to warnings) and the evaluation."""
+    """E7; with a policy also E8/E9 (failures degrade to warnings). The policy itself is
+    evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
     outcome.gate = client.get_gate(outcome.run_id)
     if policy is None:
         regs = outcome.gate.get("regressions") if isinstance(outcome.gate, dict) else None
@@ -260,11 +261,6 @@ def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any 
             msg = f"could not fetch the {what} ({exc}); policy rules that need it are skipped"
             world.log(f"neens: warning: {msg}")
             outcome.warnings.append(msg)
-    from neens_action import policy as policy_mod
-
-    outcome.policy_eval = policy_mod.evaluate(policy, run=outcome.run or {},
-                                              comparison=outcome.comparison,
-                                              metrics=outcome.metrics)
 
 
 def note_run(run: Mapping[str, Any], outcome: Outcome, world: World) -> None:
@@ -330,9 +326,7 @@ def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) ->
         outcome.policy_identity = policy.identity()
     body = None
     if settings.creates_run:
-        prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
-                                  branch=settings.branch, pr_number=settings.pr_number,
-                                  pr_url=settings.pr_url, repo=settings.repo)
+        prov = settings.resolve_provenance(world.environ)
         body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     opts = DriveOptions(
         command=settings.command,

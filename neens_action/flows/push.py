@@ -130,76 +130,7 @@ def run_push(settings: EvalPushSettings, *, client: Any, world: World,
     outcome = Outcome(mode="push", base_url=client.base_url, enforced=not settings.no_gate)
     if policy is not None:
         outcome.policy_identity = policy.identity()
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
+    prov = settings.resolve_provenance(world.environ)
     body = push_body(settings, prov, policy)
     return guarded(client, body, outcome, world=world, policy=policy,
                    poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout)
-
-
-def run_push_eval(
-    *,
-    client: Any,
-    version_label: str | None,
-    agent_connection_id: str,
-    dataset_id: str | None = None,
-    dataset_version_id: str | None = None,
-    baseline: Mapping[str, Any] | str | None = None,
-    gate: Mapping[str, Any] | None = None,
-    policy: GatePolicy | None = None,
-    gates: str | list[str] | None = None,
-    name: str | None = None,
-    git_sha: str | None = None,
-    branch: str | None = None,
-    pr_number: int | None = None,
-    pr_url: str | None = None,
-    repo: str | None = None,
-    poll_interval: float = 5.0,
-    poll_timeout: float = 1800.0,
-    no_gate: bool = False,
-    report_ci_result: bool = True,
-    world: World | None = None,
-) -> Outcome:
-    """Library use of the push model: create + trigger + gate, then the verdict.
-
-    ``baseline`` is a wire object (``{"kind": "prod_window", "range": "7d"}``) or a CLI
-    spec (``"branch:main"``); ``gate`` a server-gate object (merged over the policy's
-    ``gate`` block). Bad arguments raise UsageError / PolicyError; anything that goes wrong
-    once the run exists is on ``outcome.error`` with ``outcome.exit_code == 2``. The
-    ci-result is reported unless ``report_ci_result=False``.
-    """
-    from neens_action.pipeline import conclude
-    from neens_action.policy.validate import Checker, parse_gate
-    from neens_action.report.render.text import render
-
-    world = world or World()
-    settings = EvalPushSettings(
-        base_url=client.base_url, agent_connection=agent_connection_id, dataset=dataset_id,
-        dataset_version_id=dataset_version_id, version_label=version_label, name=name,
-        gates=gates, git_sha=git_sha, branch=branch, pr_number=pr_number, pr_url=pr_url,
-        repo=repo, poll_interval=poll_interval, poll_timeout=poll_timeout, no_gate=no_gate,
-        baseline=baseline if isinstance(baseline, str) else None,
-    )
-    settings.validate(policy_gates=policy is not None and policy.gates_block() is not None)
-    if isinstance(baseline, Mapping):
-        settings.baseline_wire = dict(baseline)
-    extra_gate = parse_gate(dict(gate) if gate else None,
-                            Checker("gate=", prefix="invalid gate argument"))
-    outcome = Outcome(mode="push", base_url=client.base_url, enforced=not no_gate)
-    if policy is not None:
-        outcome.policy_identity = policy.identity()
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
-    body = push_body(settings, prov, policy)
-    if extra_gate:
-        merged = {**(body.get("gate") or {}), **extra_gate}
-        body["gate"] = merged
-    guarded(client, body, outcome, world=world, policy=policy, poll_interval=poll_interval,
-            poll_timeout=poll_timeout)
-    report = conclude(outcome, world=world, client=client, report_ci=report_ci_result)
-    text = render(report)
-    if text:
-        world.log(text)
-    return outcome

@@ -40,7 +40,6 @@ from neens_action.flows.pull import (
 )
 from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome
-from neens_action.settings import provenance
 from neens_action.settings.shard import resume_command
 from neens_action.world import World
 
@@ -88,9 +87,7 @@ def _interrupted(outcome: Outcome, world: World) -> None:
 def run_create_only(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
     """``--create --only-create``: E1 and nothing else. The run waits for its shards."""
     outcome = Outcome(mode="create", base_url=client.base_url, enforced=not settings.no_gate)
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
+    prov = settings.resolve_provenance(world.environ)
     body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     try:
         outcome.run = create_run(client, body, world=world, outcome=outcome)
@@ -120,9 +117,7 @@ def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -
         run: Mapping[str, Any] | None
         label = (settings.version_label or "").strip() or None
         if settings.creates_run:  # --create --no-start: all items, one job
-            prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
-                                      branch=settings.branch, pr_number=settings.pr_number,
-                                      pr_url=settings.pr_url, repo=settings.repo)
+            prov = settings.resolve_provenance(world.environ)
             body = create_body(settings, prov, policy)  # its gate is baked into the run
             label = body["version_label"]
             run = create_run(client, body, world=world, outcome=outcome)

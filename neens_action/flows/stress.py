@@ -215,9 +215,7 @@ def drive(client: Any, settings: StressSettings, outcome: Outcome, *, world: Wor
                        on_poll=lambda s: setattr(outcome, "suite", s))
     for line in skipped_lines(suite):
         world.log(f"neens: warning: {line}")
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
+    prov = settings.resolve_provenance(world.environ)
     run = launch(client, suite_id, launch_body(settings, prov, policy), world=world,
                  outcome=outcome)
     outcome.extra["version_label"] = settings.version_label

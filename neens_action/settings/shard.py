@@ -10,14 +10,27 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from neens_action.errors import UsageError
 
-if TYPE_CHECKING:
-    from neens_action.settings.run import EvalRunSettings
-
 MAX_SHARDS = 1000
+
+
+class ShardFlags(Protocol):
+    """The part of ``EvalRunSettings`` the sharding checks read and set."""
+
+    run_id: str | None
+    command: list[str]
+    shard: str | None
+    no_start: bool
+    finish: bool
+    only_create: bool
+    shard_index: int
+    shard_total: int
+
+    @property
+    def creates_run(self) -> bool: ...
 _SHARD = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
 
 
@@ -36,7 +49,7 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return index, total
 
 
-def check_flags(settings: EvalRunSettings) -> None:
+def check_flags(settings: ShardFlags) -> None:
     """Usage checks for --shard / --no-start / --finish / --only-create (before any request).
 
     Sets ``settings.shard_index`` / ``shard_total`` from ``--shard`` and turns on
@@ -78,7 +91,7 @@ def check_flags(settings: EvalRunSettings) -> None:
                          "--only-create, then give its id to every shard job")
 
 
-def needs_command(settings: EvalRunSettings) -> bool:
+def needs_command(settings: ShardFlags) -> bool:
     """False for --finish and --only-create (they run no agent)."""
     return not (getattr(settings, "finish", False) or getattr(settings, "only_create", False))
 
@@ -93,7 +106,7 @@ def resume_command(run_id: str, *, shard: tuple[int, int] | None = None,
     return f"neens eval run --run-id {shlex.quote(run_id)} {where} -- {cmd}"
 
 
-def step_of(settings: EvalRunSettings) -> str | None:
+def step_of(settings: ShardFlags) -> str | None:
     """``create`` | ``shard`` | ``finish`` | None (a plain ``eval run``)."""
     if settings.finish:
         return "finish"

@@ -24,7 +24,6 @@ from typing import Any
 
 from neens_action.errors import (
     EXIT_ERROR,
-    EXIT_INTERRUPTED,
     Interrupted,
     NeensApiError,
     NeensError,
@@ -36,6 +35,7 @@ from neens_action.flows.watch import diff as watch_diff
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
 from neens_action.outcome import Outcome
 from neens_action.report.render import watch_text
+from neens_action.verdict import decide_watch
 from neens_action.world import World
 
 FATAL_CREATE_STATUSES = frozenset({401, 403, 404, 422})
@@ -134,11 +134,11 @@ class WatchLoop:
                                      "stops)")
                 if self.opts.once or (self.opts.max_iterations is not None
                                       and number >= self.opts.max_iterations):
-                    return result.exit_code
+                    return decide_watch(result.exit_code, interrupted=False)
                 trigger = self.next_trigger(number)
         except (Interrupted, KeyboardInterrupt):
             self.interrupted()
-            return EXIT_INTERRUPTED
+            return decide_watch(None, interrupted=True)
 
     def next_trigger(self, number: int) -> list[str]:
         """Saves made during iteration ``number`` give one follow-up; else wait for a save."""
@@ -252,8 +252,10 @@ class WatchLoop:
 
     def conclude(self, result: IterationResult, outcome: Outcome) -> None:
         """Exit code, verdicts, diff; print the result block and the --json line."""
+        from neens_action.policy import apply_policy
         from neens_action.verdict import decide
 
+        apply_policy(self.policy, outcome)  # each iteration is gated like one eval run
         result.run_id = outcome.run_id
         result.exit_code, _ = decide(outcome)
         result.error = outcome.error

@@ -10,6 +10,7 @@ import pytest
 from neens_action.errors import NeensApiError, RunError, UsageError
 from neens_action.flows import stress
 from neens_action.outcome import Outcome
+from neens_action.policy import apply_policy
 from neens_action.settings import stress as stress_settings
 from neens_action.settings.provenance import Provenance
 from neens_action.world import World
@@ -233,5 +234,6 @@ def test_policy_gates_block_is_ignored_with_a_warning() -> None:
     launch = next(body for name, body in client.calls if name == "launch_suite")
     assert launch["gate"] == {"max_regressions": 0}
     assert "gates" not in launch and "gates_policy" not in launch
-    assert out.policy_eval is not None  # the policy rules are evaluated like eval push
+    apply_policy(policy, out)  # the pipeline evaluates the rules after the flow, as for push
+    assert out.policy_eval is not None
     assert {"get_comparison", "get_metrics"} <= {c[0] for c in client.calls}
