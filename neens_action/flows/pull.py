@@ -228,7 +228,8 @@ def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: Worl
     """Run the command once per job (interrupt-safe: agents are killed before re-raising).
     ``keep_ok=False``: only the invocations that did not succeed are returned."""
     runner = runner or Runner(command, timeout=timeout, concurrency=concurrency,
-                              output_cap=output_cap, log=world.log, log_every=LOG_EVERY)
+                              output_cap=output_cap, log=world.log, log_every=LOG_EVERY,
+                              environ=world.environ)  # NEENS_LAUNCHER
     return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
 
 

@@ -293,7 +293,7 @@ class _Drive:
 
         self.runner = self.runner_factory(
             p.command, timeout=p.timeout, concurrency=p.concurrency, output_cap=p.output_cap,
-            log=self._runner_log)
+            log=self._runner_log, environ=self.world.environ)  # NEENS_LAUNCHER
         invocations = self.runner.run(jobs, on_result=on_result) if jobs else []
         out.invocations = invocations  # --json never carries agent output (report/sweep_json)
         if jobs and not any(inv.ok for inv in invocations):

@@ -103,8 +103,9 @@ class RunClient:
 class FakeRunner:
     instances: ClassVar[list[FakeRunner]] = []
 
-    def __init__(self, command, *, timeout, concurrency, output_cap, log, fail=None):
+    def __init__(self, command, *, timeout, concurrency, output_cap, log, environ, fail=None):
         self.command, self.concurrency, self.log = command, concurrency, log
+        self.environ = environ
         self.fail = fail or (lambda job: False)
         self.jobs = []
         self.killed = False
@@ -321,6 +322,7 @@ def test_missing_otlp_endpoint_is_warned():
     run_flow(RunClient(runner_sweep(arms=("a",), k=1)), params(), world=w,
              runner_factory=factory())
     assert "WARNING: no OTLP endpoint" in w.err.getvalue()
+    assert FakeRunner.instances[-1].environ is w.environ  # where NEENS_LAUNCHER is read
 
 
 def test_interrupt_kills_agents_cancels_the_sweep_and_exits_130():
