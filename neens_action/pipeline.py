@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from neens_action.agents.launcher import choose_launch
 from neens_action.errors import EXIT_INTERRUPTED, Interrupted, NeensError
 from neens_action.outcome import Outcome, SweepOutcome
 from neens_action.policy import GatePolicy, apply_policy
@@ -184,6 +185,7 @@ def run_job(
     propagates (the caller prints its one line); anything the flow records lands in the
     outcome and is reported and rendered.
     """
+    choose_launch(world.environ)  # a bad NEENS_LAUNCHER is bad input: refused before any request
     own_client = client is None
     client = make_client(settings) if client is None else client
     run = flow or (lambda: job.run_flow(settings, client=client, world=world, policy=policy))

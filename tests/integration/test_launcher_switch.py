@@ -28,3 +28,5 @@ def test_a_bad_neens_launcher_exits_2_with_one_line(sandbox):
     assert proc.returncode == 2, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("neens: error:")]
     assert errors == ["neens: error: NEENS_LAUNCHER must be popen or glibc (got 'spawn')"]
+    assert proc.stderr.strip().splitlines() == errors  # refused before any request: no run
+    assert "Created run" not in proc.stderr
