@@ -27,25 +27,25 @@ class LazyGroup(click.Group):
         try:
             module = importlib.import_module(target[0])
         except ImportError as exc:
-            extra = _OPTIONAL.get(target[0].partition(".")[0])
-            if extra is None or not _missing_optional(exc):
+            extra = _OPTIONAL.get(cmd_name)
+            if extra is None or not _missing_optional(exc, target[0].partition(".")[0]):
                 raise
             return _not_installed(cmd_name, extra)
         return getattr(module, target[1])
 
 
-# Top-level packages installed by an extra of neens-action -> (extra, what it is called).
-_OPTIONAL: dict[str, tuple[str, str]] = {"neens_sandbox": ("sandbox", "the sandbox")}
+# Commands whose package comes with an extra of neens-action -> (extra, what it is called).
+_OPTIONAL: dict[str, tuple[str, str]] = {"sandbox": ("sandbox", "the sandbox")}
 # Dependencies of those extras: their absence means "not installed" too.
 _OPTIONAL_DEPENDENCIES = ("opentelemetry", "google.protobuf")
 
 
-def _missing_optional(exc: ImportError) -> bool:
-    """True when ``exc`` says an optional package or its dependency is not installed here (a
-    bug inside an installed one, e.g. ``cannot import name X from neens_sandbox.app``, is not
-    hidden behind that message)."""
+def _missing_optional(exc: ImportError, package: str) -> bool:
+    """True when ``exc`` says ``package`` (or a dependency of an extra) is not installed here;
+    a bug inside an installed package (``cannot import name X from <package>.app``) is not
+    hidden behind that message."""
     name = exc.name or ""
-    return (not name or name in _OPTIONAL
+    return (not name or name == package
             or any(name == m or name.startswith(m + ".") for m in _OPTIONAL_DEPENDENCIES))
 
 
