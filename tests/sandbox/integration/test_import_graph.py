@@ -83,6 +83,42 @@ def test_neens_action_names_the_sandbox_only_in_its_lazy_cli_entry():
     assert len(entries) == 1, "the `neens sandbox` entry of cli/main.py's _COMMANDS is gone"
 
 
+def _sandbox_graph() -> dict[str, set[str]]:
+    """Module -> sandbox modules it imports (module- and function-level, ``from X import m``
+    counted as ``X.m`` when that is a module)."""
+    modules = {}
+    for path in SANDBOX.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for _, imported in _imports(path):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def test_the_sandbox_has_no_import_circle():
+    graph = _sandbox_graph()
+    assert {"neens_sandbox.runs_api", "neens_sandbox.routes.traces"} <= set(graph)
+    circles = []
+    for start in sorted(graph):
+        seen, todo = set(), list(graph[start])
+        while todo:
+            node = todo.pop()
+            if node == start:
+                circles.append(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph[node])
+    assert circles == []
+
+
 def test_the_sandbox_loads_no_neens_action_module_at_run_time():
     code = (
         "import contextlib, io, sys\n"
