@@ -17,7 +17,7 @@ from tests.helpers import PY, ROOT, SEED, TEST_KEY
 SANDBOX = ROOT / "neens_sandbox"
 PRODUCT = ROOT / "neens_action"
 # The one place neens_action names the sandbox: its entry in the `neens` command table.
-CLI_ENTRY = (PRODUCT / "cli" / "main.py", "neens_sandbox.cli")
+CLI_ENTRY = (PRODUCT / "cli" / "app.py", "neens_sandbox.cli")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -80,7 +80,7 @@ def test_neens_action_names_the_sandbox_only_in_its_lazy_cli_entry():
             else:
                 bad.append(f"{where}:{line}: {text!r}")
     assert bad == []
-    assert len(entries) == 1, "the `neens sandbox` entry of cli/main.py's _COMMANDS is gone"
+    assert len(entries) == 1, "the `neens sandbox` entry of cli/app.py's _COMMANDS is gone"
 
 
 def _sandbox_graph() -> dict[str, set[str]]:
