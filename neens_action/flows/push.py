@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import Interrupted, NeensApiError, NeensError
 from neens_action.flows.common import is_terminal, poll_run
@@ -30,10 +30,13 @@ from neens_action.settings.push import EvalPushSettings
 from neens_action.text import excerpt
 from neens_action.world import World
 
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+
 MAX_LINE = 300  # server-chosen text in log lines
 
 
-def push_body(settings: Any, prov: provenance.Provenance,
+def push_body(settings: EvalPushSettings, prov: provenance.Provenance,
               policy: GatePolicy | None = None) -> dict[str, Any]:
     """The E1 body of a push run: ``eval run``'s body (label, dataset, baseline incl. the CI
     default, merged gate, ``gates`` / ``gates_policy``, provenance) plus ``runner_mode`` and
@@ -44,7 +47,7 @@ def push_body(settings: Any, prov: provenance.Provenance,
     return body
 
 
-def trigger(client: Any, run_id: str, *, world: World, timeout: float) -> dict[str, Any]:
+def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -> dict[str, Any]:
     """E5. Under an inline queue the answer is the terminal run, so the call may take as
     long as the scoring: its read deadline is the poll budget. If no answer arrives (a
     transport failure after the request may have reached Neens), E2 tells whether the
@@ -70,7 +73,7 @@ def trigger(client: Any, run_id: str, *, world: World, timeout: float) -> dict[s
         return run
 
 
-def drive_push(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: World,
+def drive_push(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, world: World,
                policy: GatePolicy | None, poll_interval: float,
                poll_timeout: float) -> Outcome:
     """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 and the policy). Raises NeensError /
@@ -102,7 +105,7 @@ def drive_push(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world:
     return outcome
 
 
-def guarded(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: World,
+def guarded(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, world: World,
             policy: GatePolicy | None, poll_interval: float, poll_timeout: float) -> Outcome:
     """:func:`drive_push` with every error recorded on the outcome (never raises
     NeensError). An interrupt (``Interrupted`` from the pipeline's SIGINT/SIGTERM guard, or
@@ -123,7 +126,7 @@ def guarded(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: Wo
     return outcome
 
 
-def run_push(settings: EvalPushSettings, *, client: Any, world: World,
+def run_push(settings: EvalPushSettings, *, client: NeensClient, world: World,
              policy: GatePolicy | None = None) -> Outcome:
     """``neens eval push`` (settings already validated). UsageError raises before any
     request; everything after lands on the returned outcome."""

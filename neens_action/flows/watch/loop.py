@@ -20,7 +20,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import (
     EXIT_ERROR,
@@ -37,6 +37,11 @@ from neens_action.outcome import Outcome
 from neens_action.report.render import watch_text
 from neens_action.verdict import decide_watch
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+    from neens_action.policy import GatePolicy
+    from neens_action.settings.run import EvalRunSettings
 
 FATAL_CREATE_STATUSES = frozenset({401, 403, 404, 422})
 DEFAULT_LABEL = "local"
@@ -93,8 +98,9 @@ def session_stamp(world: World) -> str:
 class WatchLoop:
     """One watch session. ``run()`` returns the exit code."""
 
-    def __init__(self, settings: Any, opts: WatchOptions, *, client: Any, world: World,
-                 policy: Any = None, watcher: TreeWatcher | None = None) -> None:
+    def __init__(self, settings: EvalRunSettings, opts: WatchOptions, *, client: NeensClient,
+                 world: World,
+                 policy: GatePolicy | None = None, watcher: TreeWatcher | None = None) -> None:
         self.settings = settings
         self.opts = opts
         self.client = client
@@ -317,13 +323,13 @@ class WatchLoop:
             return []
 
 
-def _declares_gates(policy: Any) -> bool:
+def _declares_gates(policy: GatePolicy | None) -> bool:
     block = getattr(policy, "gates_block", None)
     return bool(callable(block) and block() is not None)
 
 
-def run_watch(settings: Any, opts: WatchOptions, *, client: Any, world: World,
-              policy: Any = None) -> int:
+def run_watch(settings: EvalRunSettings, opts: WatchOptions, *, client: NeensClient, world: World,
+              policy: GatePolicy | None = None) -> int:
     """The whole command; raises NeensError (exit 2) when the watcher must stop."""
     if not settings.dataset:
         raise UsageError("neens eval watch needs --dataset ID (the golden set every "
