@@ -44,6 +44,9 @@ RUN set -eux; \
     find /opt/neens/venv/lib -path '*/site-packages/pip/*' -name __pycache__ -prune \
         -exec rm -rf {} +
 
+# Only neens_action: the sandbox (neens_sandbox, a test and demo server) and its `sandbox`
+# extra stay out of the image; pyproject's package `include` tolerates the missing folder.
+# (opentelemetry-proto is still here, as a dependency of the agent extra's OTLP exporter.)
 COPY pyproject.toml README.md* LICENSE* /opt/neens/src/
 COPY neens_action /opt/neens/src/neens_action
 RUN set -eux; \

@@ -19,7 +19,7 @@ __version__ = "1.0.0"
 _LAZY = {
     "NeensEvalClient": ("neens_action.api.client", "NeensEvalClient"),
     "run_eval": ("neens_action.library", "run_eval"),
-    "run_push_eval": ("neens_action.flows.push", "run_push_eval"),
+    "run_push_eval": ("neens_action.library", "run_push_eval"),
     "GatePolicy": ("neens_action.policy", "GatePolicy"),
     "sweep_context": ("neens_action.agents.correlation", "sweep_context"),
     "NeensApiError": ("neens_action.errors", "NeensApiError"),

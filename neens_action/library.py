@@ -17,21 +17,25 @@ KeyboardInterrupt kills the agents and returns an outcome with exit code 130.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from neens_action.outcome import Outcome
+from neens_action.policy import GatePolicy
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
 
 
 def run_eval(
     run_id: str,
     command: Sequence[str] | str,
     *,
-    client: Any,
+    client: NeensClient,
     per_item_timeout: float | None = None,
     concurrency: int = 1,
-    policy: Any = None,
+    policy: GatePolicy | None = None,
     report_ci_result: bool = True,
     version_label: str | None = None,
     poll_interval: float = 5.0,
@@ -42,8 +46,8 @@ def run_eval(
     """Drive run ``run_id`` with ``command`` and gate it; see the module docstring."""
     from neens_action.errors import Interrupted, NeensError, UsageError
     from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt
+    from neens_action.jobs import job
     from neens_action.pipeline import conclude
-    from neens_action.report.render.text import render
 
     if not run_id:
         raise UsageError("run_eval needs a run id")
@@ -65,8 +69,10 @@ def run_eval(
         handle_interrupt(client, outcome, world=world, command=command)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
-    report = conclude(outcome, world=world, client=client, report_ci=report_ci_result)
-    text = render(report)
+    run_job = job("run")
+    report = conclude(outcome, job=run_job, world=world, client=client, policy=policy,
+                      report_ci=report_ci_result)
+    text = run_job.render_text(report)
     if text:
         world.log(text)
     if outcome.interrupted:
@@ -74,12 +80,70 @@ def run_eval(
     return outcome
 
 
-def run_push_eval(**kwargs: Any) -> Outcome:
-    """PUSH model: create a push run and let Neens call the agent endpoint; see
-    :func:`neens_action.flows.push.run_push_eval` for the parameters."""
-    from neens_action.flows.push import run_push_eval as impl
+def run_push_eval(
+    *,
+    client: NeensClient,
+    version_label: str | None,
+    agent_connection_id: str,
+    dataset_id: str | None = None,
+    dataset_version_id: str | None = None,
+    baseline: Mapping[str, Any] | str | None = None,
+    gate: Mapping[str, Any] | None = None,
+    policy: GatePolicy | None = None,
+    gates: str | list[str] | None = None,
+    name: str | None = None,
+    git_sha: str | None = None,
+    branch: str | None = None,
+    pr_number: int | None = None,
+    pr_url: str | None = None,
+    repo: str | None = None,
+    poll_interval: float = 5.0,
+    poll_timeout: float = 1800.0,
+    no_gate: bool = False,
+    report_ci_result: bool = True,
+    world: World | None = None,
+) -> Outcome:
+    """Library use of the push model: create + trigger + gate, then the verdict.
 
-    return impl(**kwargs)
+    ``baseline`` is a wire object (``{"kind": "prod_window", "range": "7d"}``) or a CLI
+    spec (``"branch:main"``); ``gate`` a server-gate object (merged over the policy's
+    ``gate`` block). Bad arguments raise UsageError / PolicyError; anything that goes wrong
+    once the run exists is on ``outcome.error`` with ``outcome.exit_code == 2``. The
+    ci-result is reported unless ``report_ci_result=False``.
+    """
+    from neens_action.flows.push import guarded, push_body
+    from neens_action.jobs import job
+    from neens_action.pipeline import conclude
+    from neens_action.policy.validate import Checker, parse_gate
+    from neens_action.settings.push import EvalPushSettings
 
-
-__all__ = ["run_eval", "run_push_eval"]
+    world = world or World()
+    settings = EvalPushSettings(
+        base_url=client.base_url, agent_connection=agent_connection_id, dataset=dataset_id,
+        dataset_version_id=dataset_version_id, version_label=version_label, name=name,
+        gates=gates, git_sha=git_sha, branch=branch, pr_number=pr_number, pr_url=pr_url,
+        repo=repo, poll_interval=poll_interval, poll_timeout=poll_timeout, no_gate=no_gate,
+        baseline=baseline if isinstance(baseline, str) else None,
+    )
+    settings.validate(policy_gates=policy is not None and policy.gates_block() is not None)
+    if isinstance(baseline, Mapping):
+        settings.baseline_wire = dict(baseline)
+    extra_gate = parse_gate(dict(gate) if gate else None,
+                            Checker("gate=", prefix="invalid gate argument"))
+    outcome = Outcome(mode="push", base_url=client.base_url, enforced=not no_gate)
+    if policy is not None:
+        outcome.policy_identity = policy.identity()
+    prov = settings.resolve_provenance(world.environ)
+    body = push_body(settings, prov, policy)
+    if extra_gate:
+        merged = {**(body.get("gate") or {}), **extra_gate}
+        body["gate"] = merged
+    guarded(client, body, outcome, world=world, policy=policy, poll_interval=poll_interval,
+            poll_timeout=poll_timeout)
+    push_job = job("push")
+    report = conclude(outcome, job=push_job, world=world, client=client, policy=policy,
+                      report_ci=report_ci_result)
+    text = push_job.render_text(report)
+    if text:
+        world.log(text)
+    return outcome

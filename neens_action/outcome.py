@@ -83,4 +83,9 @@ class SweepOutcome:
     error: str | None = None
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
-    exit_code: int = 2
+    # what the verdict rule needs (verdict.decide_sweep): None = the ``sweep run`` rule
+    require_winner: bool | None = None
+    require_all_arms: bool = False
+    timed_out: bool = False  # the poll budget ran out before the sweep finished
+    exit_code: int = 2  # decided by the pipeline (verdict.decide_sweep)
+    build_verdict: str | None = None

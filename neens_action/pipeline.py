@@ -1,11 +1,11 @@
-"""How both front doors (the CLI commands and ``ci.py``) run a flow.
+"""How both front doors (the CLI commands and the CI step) run a job: the one pipeline.
 
-:func:`execute` runs the flow (a callable returning an Outcome; it records its own errors in
-``outcome.error``) under the SIGINT/SIGTERM handlers (installed here, and only here), decides
-the verdict, reports the build verdict to Neens (best effort), builds the Report once, prints
-the text summary on stderr and the ``--json`` document on stdout, writes the JUnit file, calls
-each publisher and returns the exit code. :func:`conclude` is the part after the flow, for
-library callers that want the Outcome back.
+:func:`execute` builds the client (``settings.connection.make_client``), runs the job's flow
+under the SIGINT/SIGTERM handlers (installed here, and only here), then :func:`conclude`:
+the policy is evaluated against the outcome (``policy.apply_policy``), the job's verdict rule
+decides, the build verdict goes back to Neens (best effort, for jobs that report one), and the
+Report is built once. Then the text summary goes to stderr, the ``--json`` document to stdout,
+the JUnit file is written and each publisher is called; the exit code comes back.
 """
 
 from __future__ import annotations
@@ -14,16 +14,41 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from neens_action.agents.launcher import choose_launch
 from neens_action.errors import EXIT_INTERRUPTED, Interrupted, NeensError
-from neens_action.outcome import Outcome
+from neens_action.outcome import Outcome, SweepOutcome
+from neens_action.policy import GatePolicy, apply_policy
 from neens_action.report.model import Report
+from neens_action.settings.connection import Connection, make_client
 from neens_action.world import World
 
-Flow = Callable[[], Outcome]
-CI_RESULT_MODES = frozenset({"run", "push", "finish", "stress"})
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+    from neens_action.jobs import Job
+
+AnyOutcome = Outcome | SweepOutcome
+
+
+class Publisher(Protocol):
+    """A CI surface (job summary, outputs, PR/MR comment, files): see ``publish/``."""
+
+    name: str
+
+    def publish(self, report: Report, outcome: AnyOutcome,
+                doc: dict[str, Any] | None) -> dict[str, str] | None: ...
+
+
+@dataclass
+class Finished:
+    """What a job ended with: the exit code, the outcome and its report."""
+
+    code: int
+    outcome: AnyOutcome
+    report: Report
 
 
 class SignalGuard:
@@ -63,7 +88,7 @@ class SignalGuard:
         self._old.clear()
 
 
-def report_ci_result(outcome: Outcome, client: Any, *, world: World) -> bool:
+def report_ci_result(outcome: Outcome, client: NeensClient, *, world: World) -> bool:
     """POST the build verdict (E10); never raises.
 
     A failure is one warning line, or, when the run already errored, a clause appended to
@@ -90,7 +115,7 @@ def report_ci_result(outcome: Outcome, client: Any, *, world: World) -> bool:
     return True
 
 
-def _interrupted_while_reporting(outcome: Outcome, client: Any, world: World) -> None:
+def _interrupted_while_reporting(outcome: Outcome, client: NeensClient, world: World) -> None:
     """Decision 15 after the flow: stop reporting, cancel the run we created, exit 130."""
     outcome.error = "interrupted (SIGINT/SIGTERM) while reporting the build verdict"
     world.log("neens: interrupted: the build verdict was not reported")
@@ -102,105 +127,121 @@ def _interrupted_while_reporting(outcome: Outcome, client: Any, world: World) ->
 
 
 def conclude(
-    outcome: Outcome,
+    outcome: AnyOutcome,
     *,
+    job: Job[Any],
     world: World,
-    client: Any = None,
+    client: NeensClient | None = None,
+    policy: GatePolicy | None = None,
     report_ci: bool = True,
-    build: Callable[[Outcome], Report] | None = None,
-    decide: Callable[[Outcome], tuple[int, str]] | None = None,
     guard: SignalGuard | None = None,
 ) -> Report:
-    """Decide the verdict, report it to Neens (when a run exists), build the Report.
+    """Evaluate the policy, decide the verdict, report it to Neens, build the Report.
 
     ``guard`` (armed) is disarmed once the report is sent: a signal during the report
     interrupts it (exit 130), a later one only waits for the summary to be written.
     """
-    if decide is None:
-        from neens_action.verdict import decide
-    if build is None:
-        from neens_action.report.build.eval import build_eval_report as build
-    outcome.exit_code, outcome.build_verdict = decide(outcome)
-    if report_ci and client is not None and outcome.run_id and outcome.mode in CI_RESULT_MODES:
+    if isinstance(outcome, Outcome) and job.takes_policy:
+        apply_policy(policy, outcome)
+    outcome.exit_code, outcome.build_verdict = job.decide(outcome)
+    if (report_ci and job.reports_ci_result and client is not None
+            and isinstance(outcome, Outcome) and outcome.run_id):
         before = outcome.interrupted
         report_ci_result(outcome, client, world=world)
         if outcome.interrupted and not before:
             if guard is not None:
                 guard.disarm()
             _interrupted_while_reporting(outcome, client, world)
-            outcome.exit_code, outcome.build_verdict = decide(outcome)
+            outcome.exit_code, outcome.build_verdict = job.decide(outcome)
     if guard is not None:
         guard.disarm()
-    return build(outcome)
+    return job.build(outcome)
 
 
-def execute(
-    flow: Flow,
+def execute(job: Job[Any], settings: Connection, **kwargs: Any) -> int:
+    """:func:`run_job` for callers that want only the exit code."""
+    return run_job(job, settings, **kwargs).code
+
+
+def run_job(
+    job: Job[Any],
+    settings: Connection,
     *,
     world: World,
+    policy: GatePolicy | None = None,
+    client: NeensClient | None = None,
+    publishers: Iterable[Publisher] = (),
     json_out: bool = False,
     junit_path: str | None = None,
-    publishers: Iterable[Any] = (),
-    build: Callable[[Outcome], Report] | None = None,
-    client: Any = None,
     report_ci: bool = True,
-    decide: Callable[[Outcome], tuple[int, str]] | None = None,
-    render_text: Callable[[Report], str] | None = None,
-    to_json: Callable[[Outcome, Report], dict[str, Any]] | None = None,
-    mode: str = "run",
+    flow: Callable[[], AnyOutcome] | None = None,
     handle_signals: bool = True,
-) -> int:
-    """Run ``flow`` and everything after it; returns the exit code (see module docstring).
+) -> Finished:
+    """Run ``job`` with ``settings`` and everything after it (see the module docstring).
 
-    A :class:`~neens_action.errors.UsageError` raised by the flow before any request
+    ``flow`` replaces the job's flow (the CI step uses it when its ``install`` command or
+    ``doctor`` preflight failed: the job then concludes as an error without running). A
+    :class:`~neens_action.errors.UsageError` raised by the flow before any request
     propagates (the caller prints its one line); anything the flow records lands in the
     outcome and is reported and rendered.
     """
+    choose_launch(world.environ)  # a bad NEENS_LAUNCHER is bad input: refused before any request
+    own_client = client is None
+    client = make_client(settings) if client is None else client
+    run = flow or (lambda: job.run_flow(settings, client=client, world=world, policy=policy))
     guard = SignalGuard() if handle_signals else None
-    with guard or contextlib.nullcontext():
-        try:
-            outcome = flow()
-        except Interrupted as exc:  # arrived outside the flow's own handling
-            outcome = Outcome(mode=mode, interrupted=True, error=str(exc))
-        if guard is not None and outcome.interrupted:
-            guard.disarm()
-        try:
-            report = conclude(outcome, world=world, client=client, report_ci=report_ci,
-                              build=build, decide=decide, guard=guard)
-        except Interrupted:  # between the verdict and the report: conclude without it
-            if guard is not None:
-                guard.disarm()
-            outcome.interrupted = True
-            outcome.error = outcome.error or "interrupted (SIGINT/SIGTERM)"
-            report = conclude(outcome, world=world, client=client, report_ci=False,
-                              build=build, decide=decide)
-        if render_text is None:
-            from neens_action.report.render.text import render as render_text
-        text = render_text(report)
-        if text:
-            world.log(text)
-        if to_json is None:
-            from neens_action.report.render.json import eval_document as to_json
-        publishers = list(publishers)
-        # The document copies the whole run: built only when someone reads it.
-        doc = to_json(outcome, report) if json_out or publishers else None
-        if json_out:
-            from neens_action.report.render.json import dumps
-
-            print(dumps(doc), file=world.out, flush=True)
-        if junit_path:
-            write_junit(report, junit_path, world=world)
-        for publisher in publishers:
-            publish = getattr(publisher, "publish", publisher)
+    try:
+        with guard or contextlib.nullcontext():
             try:
-                outputs = publish(report, outcome, doc) or {}
-                report.outputs.update({str(k): str(v) for k, v in outputs.items()})
-            except Exception as exc:  # a publisher never fails the build
-                name = getattr(publisher, "name", type(publisher).__name__)
-                world.log(f"neens: warning: {name}: {' '.join(str(exc).split())[:300]}")
-    if outcome.interrupted:
-        return EXIT_INTERRUPTED
-    return outcome.exit_code
+                outcome = run()
+            except Interrupted as exc:  # arrived outside the flow's own handling
+                outcome = job.blank(str(exc))
+                outcome.interrupted = True
+            if not outcome.base_url:
+                outcome.base_url = client.base_url
+            if guard is not None and outcome.interrupted:
+                guard.disarm()
+            try:
+                report = conclude(outcome, job=job, world=world, client=client, policy=policy,
+                                  report_ci=report_ci, guard=guard)
+            except Interrupted:  # between the verdict and the report: conclude without it
+                if guard is not None:
+                    guard.disarm()
+                outcome.interrupted = True
+                outcome.error = outcome.error or "interrupted (SIGINT/SIGTERM)"
+                report = conclude(outcome, job=job, world=world, client=client, policy=policy,
+                                  report_ci=False)
+            publish(job, outcome, report, world=world, publishers=publishers,
+                    json_out=json_out, junit_path=junit_path)
+    finally:
+        if own_client:
+            client.close()
+    code = EXIT_INTERRUPTED if outcome.interrupted else outcome.exit_code
+    return Finished(code=code, outcome=outcome, report=report)
+
+
+def publish(job: Job[Any], outcome: AnyOutcome, report: Report, *, world: World,
+            publishers: Iterable[Publisher], json_out: bool, junit_path: str | None) -> None:
+    """Every surface of one finished job: text, ``--json``, JUnit, then the publishers."""
+    text = job.render_text(report)
+    if text:
+        world.log(text)
+    publishers = list(publishers)
+    # The document copies the whole run: built only when someone reads it.
+    doc = job.to_json(outcome, report) if json_out or publishers else None
+    if json_out and doc is not None:
+        from neens_action.report.render.json import dumps
+
+        print(dumps(doc), file=world.out, flush=True)
+    if junit_path:
+        write_junit(report, junit_path, world=world)
+    for publisher in publishers:
+        try:
+            outputs = publisher.publish(report, outcome, doc) or {}
+            report.outputs.update({str(k): str(v) for k, v in outputs.items()})
+        except Exception as exc:  # a publisher never fails the build
+            name = getattr(publisher, "name", type(publisher).__name__)
+            world.log(f"neens: warning: {name}: {' '.join(str(exc).split())[:300]}")
 
 
 def write_junit(report: Report, path: str, *, world: World) -> None:

@@ -1,6 +1,17 @@
-"""Exit code and build verdict (spec 8.2) and the ci-result body (spec 4.9). Pure functions.
+"""Every exit-code rule, and the ci-result body (spec 4.9). Pure functions.
 
-Order of the build verdict (first match wins): interrupted or run error => ``errored``;
+One rule per kind of job, each ``outcome -> (exit code, build verdict)``:
+
+- :func:`decide`: eval-style outcomes (``eval run``, ``eval push``, ``--finish``, stress runs,
+  each ``eval watch`` iteration), spec 8.2; the policy was evaluated before (pipeline).
+- :func:`decide_step`: the sharding steps that gate nothing (``create``, ``shard``).
+- :func:`decide_sweep`: every sweep command (spec 8.4, 8.5) and ``mode: sweep``.
+- :func:`decide_watch`: the exit code of a whole ``eval watch`` session.
+
+Exit codes: 0 passed, 1 gate failed, 2 run error or bad input, 130 interrupted. Measuring
+nothing is never a pass.
+
+Order of the eval build verdict (first match wins): interrupted or run error => ``errored``;
 exit != 0 => ``blocked``; a policy rule ended ``warn`` => ``warned``; the gate response has
 truthy ``guardrailWarnings`` => ``warned``; ``--no-gate`` let a failed gate or a blocking
 policy through => ``warned``; otherwise ``passed``. Measuring nothing is never a pass: an
@@ -14,7 +25,11 @@ from typing import Any
 
 from neens_action import __version__
 from neens_action.errors import EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
-from neens_action.outcome import Outcome
+from neens_action.outcome import Outcome, SweepOutcome
+
+Verdict = tuple[int, str]  # (exit code, build verdict)
+SWEEP_TERMINAL = frozenset({"completed", "completed_with_failures", "failed", "cancelled",
+                            "void"})
 
 SDK = {"name": "neens-action", "version": __version__, "language": "python"}
 
@@ -35,7 +50,7 @@ def _policy_flags(policy_eval: Any) -> tuple[bool, bool]:
     return bool(getattr(policy_eval, "blocked", False)), bool(getattr(policy_eval, "warned", False))
 
 
-def decide(outcome: Outcome) -> tuple[int, str]:
+def decide(outcome: Outcome) -> Verdict:
     """(exit code, build verdict) for an eval-style outcome."""
     if outcome.interrupted:
         return EXIT_INTERRUPTED, "errored"
@@ -52,6 +67,107 @@ def decide(outcome: Outcome) -> tuple[int, str]:
     if failed:  # --no-gate let a breach through
         return EXIT_PASSED, "warned"
     return EXIT_PASSED, "passed"
+
+
+def decide_step(outcome: Outcome) -> Verdict:
+    """``create`` / ``shard`` steps measure nothing, so they never claim a pass: ``created`` or
+    ``replayed`` (exit 0) once their work is done, else ``errored``."""
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED, "errored"
+    if outcome.error or not outcome.run_id:
+        return EXIT_ERROR, "errored"
+    return EXIT_PASSED, "created" if outcome.mode == "create" else "replayed"
+
+
+def decide_watch(last_iteration: int | None, *, interrupted: bool) -> int:
+    """A watch session exits with its last iteration's code; 130 when stopped by a signal;
+    2 when no iteration ran."""
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_ERROR if last_iteration is None else last_iteration
+
+
+# ---------------------------------------------------------------- sweeps (spec 8.4, 8.5)
+
+
+def comparison_is_void(comparison: dict[str, Any]) -> bool:
+    return comparison.get("status") == "void" or comparison.get("comparable") is False
+
+
+def _winner(comparison: dict[str, Any]) -> bool:
+    verdict = comparison.get("verdict") if isinstance(comparison.get("verdict"), dict) else {}
+    return verdict.get("outcome") == "winner"
+
+
+def sweep_state_code(sweep: dict[str, Any], *, require_all_arms: bool) -> int:
+    """``sweep start`` / ``get`` (spec 8.4), after usage and API errors were ruled out."""
+    status = sweep.get("status")
+    if status in ("void", "failed"):
+        return EXIT_ERROR
+    if not require_all_arms:
+        return EXIT_PASSED
+    if status not in SWEEP_TERMINAL:
+        return EXIT_FAILED
+    arms = [a for a in sweep.get("arms") or [] if isinstance(a, dict)]
+    return EXIT_PASSED if arms and all(a.get("passed") is True for a in arms) else EXIT_FAILED
+
+
+def sweep_decide_code(comparison: dict[str, Any], *, require_winner: bool) -> int:
+    """``sweep decide`` and ``mode: sweep`` (spec 8.5): void is checked before any verdict."""
+    if comparison_is_void(comparison) or comparison.get("status") == "failed":
+        return EXIT_ERROR
+    if not require_winner:
+        return EXIT_PASSED
+    if comparison.get("status") not in SWEEP_TERMINAL:
+        return EXIT_FAILED
+    return EXIT_PASSED if _winner(comparison) else EXIT_FAILED
+
+
+def sweep_run_problem(comparison: dict[str, Any]) -> str | None:
+    """Why a finished ``sweep run`` has no verdict to read (void, failed, unfinished), or None."""
+    sweep_id = comparison.get("sweepId") or "the sweep"
+    if comparison_is_void(comparison):
+        reason = comparison.get("voidReason") or "the arms did not run under identical conditions"
+        return f"sweep {sweep_id} is void: {reason}"
+    status = comparison.get("status")
+    if status in ("failed", "cancelled"):
+        return f"sweep {sweep_id} ended {status}"
+    if status not in SWEEP_TERMINAL:
+        return f"sweep {sweep_id} is not scored yet (status={status})"
+    return None
+
+
+def sweep_run_code(comparison: dict[str, Any]) -> int:
+    """``neens sweep run`` (spec 8.5): a winner passes, no winner fails, no verdict errors."""
+    if sweep_run_problem(comparison) is not None:
+        return EXIT_ERROR
+    return EXIT_PASSED if _winner(comparison) else EXIT_FAILED
+
+
+def sweep_verdict(code: int) -> str:
+    return {EXIT_PASSED: "passed", EXIT_FAILED: "blocked"}.get(code, "errored")
+
+
+def decide_sweep(outcome: SweepOutcome) -> Verdict:
+    """Every sweep command: the rule of its command over what the flow recorded."""
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED, "errored"
+    if outcome.error:
+        return EXIT_ERROR, "errored"
+    if outcome.command == "preview":
+        code = EXIT_PASSED if outcome.estimate is not None else EXIT_ERROR
+    elif outcome.command in ("start", "get"):
+        if outcome.sweep is None:
+            return EXIT_ERROR, "errored"
+        code = sweep_state_code(outcome.sweep, require_all_arms=outcome.require_all_arms)
+    elif outcome.comparison is None:
+        return EXIT_ERROR, "errored"
+    elif outcome.command == "run" and outcome.require_winner is None:
+        code = sweep_run_code(outcome.comparison)
+    else:
+        code = sweep_decide_code(outcome.comparison, require_winner=bool(outcome.require_winner))
+    return code, sweep_verdict(code)
+
 
 
 def _finite(value: Any) -> Any:

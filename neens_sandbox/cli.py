@@ -1,7 +1,15 @@
-"""``neens sandbox serve``: run the local Neens server until SIGINT/SIGTERM (exit 0)."""
+"""``neens sandbox serve`` / ``python -m neens_sandbox serve``: run the local Neens server until
+SIGINT/SIGTERM (exit 0).
+
+The sandbox is its own package: this module is its whole command line. ``neens sandbox ...``
+(the ``neens`` CLI of ``neens_action``) loads :data:`sandbox_group` lazily by name, and
+``python -m neens_sandbox ...`` runs :func:`main`; both print the same lines. Bad input is ONE
+line on stderr (``neens: error: ...``) and exit 2; an interrupt before serving is exit 130.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import sys
 import threading
@@ -9,8 +17,26 @@ from pathlib import Path
 
 import click
 
-from neens_action.cli.main import CONTEXT
-from neens_action.errors import UsageError
+# The OTLP receiver decodes protobuf with the official generated messages (the ``sandbox``
+# extra). Checked here, when the command line loads, so a missing dependency is reported
+# before anything runs instead of as a failure of the first /v1/traces request.
+if importlib.util.find_spec("opentelemetry.proto") is None:
+    raise ModuleNotFoundError("opentelemetry-proto is not installed", name="opentelemetry.proto")
+
+PROG = "neens sandbox"
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class ServeError(click.ClickException):
+    """Bad input or an environment problem the user can fix: one line, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+
 
 CHAOS_KINDS = ("500", "429", "drop", "stall")
 
@@ -24,7 +50,7 @@ def _parse_kinds(text: str) -> tuple[str, ...]:
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in CHAOS_KINDS]
     if bad or not kinds:
-        raise UsageError(f"--chaos-kinds: expected a list of {', '.join(CHAOS_KINDS)}")
+        raise ServeError(f"--chaos-kinds: expected a list of {', '.join(CHAOS_KINDS)}")
     return kinds
 
 
@@ -67,23 +93,23 @@ def serve_command(
     try:
         seed = load_seed(seed_path)
     except SeedError as exc:
-        raise UsageError(str(exc)) from None
+        raise ServeError(str(exc)) from None
     keys = list(seed.api_keys)
     if api_key is not None:
         if not api_key.strip():
-            raise UsageError("--api-key is empty")
+            raise ServeError("--api-key is empty")
         keys.insert(0, api_key.strip())
     if not keys:
-        raise UsageError("no API key: pass --api-key or list api_keys in the seed file")
+        raise ServeError("no API key: pass --api-key or list api_keys in the seed file")
     if Path(db_path).parent and not Path(db_path).parent.exists():
-        raise UsageError(f"--db: directory {Path(db_path).parent} does not exist")
+        raise ServeError(f"--db: directory {Path(db_path).parent} does not exist")
     options = Options(grace=grace, score_delay=score_delay, push_async=push_async,
                       chaos=chaos, chaos_seed=chaos_seed, chaos_kinds=kinds,
                       finish_on_ingest=finish_on_ingest)
     try:
         db = Database.open(db_path)
     except Exception as exc:
-        raise UsageError(f"cannot open database {db_path}: {exc}") from None
+        raise ServeError(f"cannot open database {db_path}: {exc}") from None
     ctx = Context(db=db, options=options, api_keys=set(keys))
     try:
         from neens_sandbox.app import load_routes
@@ -94,10 +120,10 @@ def serve_command(
         server = build_server(ctx, host, port)
     except OSError as exc:
         db.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except Exception as exc:
         db.close()
-        raise UsageError(f"cannot start the sandbox: {type(exc).__name__}: {exc}") from None
+        raise ServeError(f"cannot start the sandbox: {type(exc).__name__}: {exc}") from None
     bound_host, bound_port = server.server_address[:2]
     shown = keys[0][:8] + "…"
     print(f"sandbox listening on http://{bound_host}:{bound_port} (api key: {shown})", flush=True)
@@ -122,3 +148,20 @@ def serve_command(
     db.close()
     sys.stdout.flush()
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sandbox command line; map every outcome to an exit code (0, 2 or 130)."""
+    try:
+        result = sandbox_group.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except click.exceptions.Exit as exc:  # --help
+        return int(exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("neens: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:  # bad flags (click) or ServeError
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        click.echo(f"neens: error: {exc.format_message()}{hint}", err=True)
+        return EXIT_ERROR
+    return int(result or 0)

@@ -36,7 +36,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from neens_sandbox import baselines, evaluate
+from neens_sandbox import baselines, evaluate, spans
 from neens_sandbox.context import Context
 from neens_sandbox.create import create_run
 from neens_sandbox.db import dumps, loads
@@ -266,27 +266,15 @@ def finish_if_captured(ctx: Context, run_id: str) -> None:
     ctx.later(ctx.options.score_delay + 0.01, lambda: advance(ctx, run_id))
 
 
-def _spans_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
-    from neens_sandbox.routes.traces import item_session  # owner of the spans table
-
-    return item_session(ctx, run_id, item_id)
-
-
-def _traced_items(ctx: Context, run_id: str) -> set[str]:
-    from neens_sandbox.routes.traces import traced_items  # owner of the spans table
-
-    return traced_items(ctx, run_id)
-
-
 def finish_run(ctx: Context, run_id: str) -> None:
     run, items = load_run(ctx, run_id)
     if run["status"] in TERMINAL:
         return
     pending = [i["item_id"] for i in items if not _is_done(i)]
-    traced = _traced_items(ctx, run_id) if pending else set()
+    traced = spans.traced_items(ctx, run_id) if pending else set()
     missing = []
     for item_id in pending:
-        session = _spans_session(ctx, run_id, item_id) if item_id in traced else None
+        session = spans.item_session(ctx, run_id, item_id) if item_id in traced else None
         if session is not None:
             record_session(ctx, run_id, item_id, session, allow_terminal=True)
         else:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -16,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 SEED = EXAMPLES / "sandbox.yaml"
 AGENT = EXAMPLES / "agent" / "agent.py"
+HTTP_AGENT = EXAMPLES / "http_agent" / "server.py"
 TEST_KEY = "nk_live_test_0123456789abcdef"
 PY = sys.executable
 
@@ -101,6 +104,29 @@ def start_sandbox(
         raise RuntimeError(f"sandbox did not start: {log.read_text()[-2000:]}")
     url = line.split("listening on ", 1)[1].split()[0]
     return Sandbox(url=url, api_key=api_key, db=db, proc=proc, log=log, args=args)
+
+
+def items_of(sb: Sandbox, run_id: str) -> list[dict[str, Any]]:
+    resp = sb.get(f"/preprod-evals/{run_id}/items")
+    assert resp.status_code == 200, resp.text
+    return resp.json()["items"]
+
+
+def db_count(sb: Sandbox, table: str) -> int:
+    con = sqlite3.connect(f"file:{sb.db}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    finally:
+        con.close()
+
+
+def start_http_agent(*args: str) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([PY, str(HTTP_AGENT), "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("http agent listening on "), proc.stderr.read() if proc.stderr else ""
+    return proc, int(line.rsplit(":", 1)[1])
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 120, **kw):

@@ -1,9 +1,11 @@
 """Agent processes: one invocation of the user's command per job (spec 6.3, 6.4).
 
-Each invocation runs in its own session / process group (started by
-:mod:`neens_action.agents.spawn`), gets the prompt on stdin (then stdin is closed) and its
-environment from the job. stdout and stderr are captured together
-into a tail buffer capped at ``output_cap`` bytes; nothing is echoed. On the per-item
+Each invocation runs in its own session / process group (started by a launcher of
+:mod:`neens_action.agents.launcher`, chosen once from the ``environ`` given: glibc's
+posix_spawn where available, ``NEENS_LAUNCHER=popen`` forces Popen), gets the prompt on
+stdin (then stdin is closed) and its environment from the job. stdout and stderr are
+captured together into a tail buffer capped at ``output_cap`` bytes; nothing is echoed.
+An exit status that cannot be read fails the item with that reason. On the per-item
 timeout the whole group gets SIGTERM, then SIGKILL after a short grace; output is drained
 for at most ``drain`` seconds (a grandchild that escaped the group cannot hang us). When the
 leader exits, anything left in its group is killed too: an item's processes never outlive it.
@@ -30,9 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from neens_action.agents import spawn
+from neens_action.agents.launcher import Child, Launch, choose_launch
 from neens_action.agents.proc import OutputTail, feed, fmt_secs, read_output
-from neens_action.agents.spawn import Child, Launch
 from neens_action.outcome import Invocation
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
@@ -78,6 +79,7 @@ class Runner:
         clock: Callable[[], float] = time.monotonic,
         log_every: float = 0.0,
         launch: Launch | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         if not command:
             raise ValueError("empty command")
@@ -94,7 +96,9 @@ class Runner:
         # > 0: per-item lines are written together at most this often (one write, not one
         # per item: each costs the worker a GIL round trip and the log reader a wake-up)
         self.log_every = log_every
-        self.launch = launch or spawn.launch  # starts one agent process
+        # starts one agent process; chosen here, once (NEENS_LAUNCHER in ``environ``:
+        # UsageError if it names no launcher this system has)
+        self.launch = launch or choose_launch(environ or {})
         self._lock = threading.Lock()
         self._resolved: dict[str, Sequence[str]] = {}  # PATH -> argv with a resolved program
         self._live: dict[int, Child] = {}
@@ -247,16 +251,21 @@ class Runner:
         if late:
             child.signal_group(_KILL)
         try:
-            rc, timed_out, tail = self._communicate(child, job.input)
+            timed_out, tail = self._communicate(child, job.input)
         finally:
             with self._lock:
                 self._live.pop(child.pid, None)
         duration = round(self.clock() - start, 3)
+        rc = child.returncode
         error = None
         if timed_out:
             error = f"timed out after {self.timeout:g}s"
         elif self._stopping and rc is not None and rc < 0:
             error = "killed (interrupted)"
+        elif child.status_error:  # never taken for a success: the item fails, saying why
+            error = child.status_error
+        elif rc is None:
+            error = f"still running {self.drain:g}s after SIGKILL (exit status not read)"
         inv = self._invocation(job, returncode=rc, duration_s=duration, timed_out=timed_out,
                                error=error)
         if self.keep_output or not inv.ok:
@@ -278,7 +287,7 @@ class Runner:
             self._resolved[path] = cached
         return cached
 
-    def _communicate(self, child: Child, text: str) -> tuple[int | None, bool, OutputTail]:
+    def _communicate(self, child: Child, text: str) -> tuple[bool, OutputTail]:
         """Feed stdin, collect the output tail, wait for the exit (or the deadline).
 
         Built for the common case of a short agent, with as few system calls as possible
@@ -309,14 +318,14 @@ class Runner:
             poller.register(exit_fd, select.POLLIN)
         deadline = self.clock() + self.timeout if self.timeout else None
         timed_out = False
-        rc: int | None = None
+        exited = False
         term_at: float | None = None  # when SIGTERM was sent
         drain_until: float | None = None  # stop reading by then (after exit or kill)
         eof = False
         try:
             while True:
                 now = self.clock()
-                if rc is None:
+                if not exited:
                     if self._stopping:
                         child.signal_group(_KILL)
                     if deadline is not None and not timed_out and now >= deadline:
@@ -338,7 +347,7 @@ class Runner:
                     wait = min(wait, drain_until - now)
                 wait = max(0.0, wait)
                 if eof and child.stdin is None and exit_fd is None:  # only the exit left
-                    rc = child.wait(wait)
+                    exited = child.wait(wait)
                     continue
                 events = poller.poll(wait * 1000)
                 for fd, happened in events:
@@ -349,22 +358,22 @@ class Runner:
                     elif fd == exit_fd:
                         poller.unregister(exit_fd)
                         exit_fd = None
-                        rc = child.poll()
+                        exited = child.poll()
                     elif child.stdin is not None:  # stdin can take more
                         offset = feed(child.stdin, data, offset)
                         if offset >= len(data):
                             poller.unregister(child.stdin)
                             child.close_stdin()
-                if rc is None and exit_fd is None and (eof or not events):
-                    rc = child.poll()
+                if not exited and exit_fd is None and (eof or not events):
+                    exited = child.poll()
         finally:
             child.close_pipes()
             # Nothing of this item may outlive it (leader exited, or timed out/killed).
             child.signal_group(_KILL)
-            if child.poll() is None:
+            if not child.poll():
                 child.wait(self.drain)
             child.close()
-        return child.returncode, timed_out, tail
+        return timed_out, tail
 
 
 def _write_small(child: Child, data: bytes) -> int:

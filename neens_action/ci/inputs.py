@@ -8,14 +8,14 @@ Where an input ``some-name`` is read from (first non-empty value wins):
 4. the input's fallback variable, if it has one (e.g. ``NEENS_API_KEY`` for ``api-key``)
 5. its default
 
-Every value is checked here; a bad one raises :class:`InputError` naming the input. Modes
-added later (push, sweep, ...) add their inputs to :data:`INPUTS` (or register their own with
-:func:`register`) and read them from the parsed :class:`Inputs`.
+Every value is checked here; a bad one raises :class:`InputError` naming the input. This is
+the only input table: every mode's inputs are in it (the inputs every mode reads first, then
+the mode-specific ones in name order), and ``action.yml``, the GitLab component and the docs
+table are checked against it by tests.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 import shlex
@@ -90,26 +90,45 @@ INPUTS: list[Input] = [
     Input("summary-file", "path", "neens-summary.md", "Markdown summary path"),
     Input("dotenv-file", "path", "neens.env", "GitLab dotenv report path",
           fallback="NEENS_DOTENV"),
+    # mode-specific inputs, in name order
+    Input("agent-connection", "str", "", "modes push, stress: the agent_http connection Neens "
+          "calls once per prompt"),
+    Input("arms", "list", "", "mode sweep: one arm per line, LABEL=MODEL (runner) or "
+          "LABEL=CONNECTION_ID (sweep-mode push)"),
+    Input("bar", "float", "", "mode sweep: pass rate an arm must clear (0..1; default the "
+          "sweep's gate, else the deployment's)", minimum=0, maximum=1),
+    Input("baseline-arm", "str", "", "mode sweep: the arm savings are measured against "
+          "(default the first)"),
+    Input("budget-usd", "float", "", "mode sweep: Neens refuses the sweep when its estimate is "
+          "above this", minimum=0),
+    Input("failure-modes", "list", "", "mode stress: failure modes to attack (ids, one per "
+          "line or comma-separated)"),
+    Input("gates", "str", "", "eval gates to run: active | gate-a,gate-b (modes run, push)",
+          fallback="NEENS_GATES"),
+    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)", minimum=1),
+    Input("max-abs-failures", "int", "", "policy override: block if more than N items fail",
+          minimum=0),
+    Input("max-cost-delta-pct", "float", "",
+          "policy override: block if the average cost grows more than P % vs the baseline"),
+    Input("max-latency-delta-pct", "float", "",
+          "policy override: block if the average latency grows more than P % vs the baseline"),
+    Input("min-avg-score", "float", "", "policy override: block if the average score is "
+          "below S (0..1)", minimum=0, maximum=1),
+    Input("per-mode", "int", "", "mode stress: LLM-written scenarios per failure mode (1-25)",
+          minimum=1, maximum=25),
+    Input("ready-timeout", "float", "600", "mode stress: how long to wait for the suite to be "
+          "generated (s)", positive=True),
+    Input("require-winner", "bool", "false", "mode sweep: exit 1 unless an arm clears the bar"),
+    Input("shard", "str", "",
+          "mode shard: this job's share of the run, I/N (1-based); default in a GitLab "
+          "parallel job: $CI_NODE_INDEX/$CI_NODE_TOTAL"),
+    Input("strategies", "list", "", "mode stress: paraphrase, escalate, boundary (default all "
+          "three)"),
+    Input("suite-id", "str", "", "modes stress, sweep: a generated scenario suite to replay"),
+    Input("sweep-mode", "choice", "runner", "mode sweep: runner (command runs per arm) | push "
+          "(Neens calls each arm's connection)", choices=("runner", "push")),
 ]
 _BY_NAME = {i.name: i for i in INPUTS}
-
-
-_BASE_COUNT = len(INPUTS)
-
-
-def register(*inputs: Input) -> None:
-    """Let a mode module add its inputs (or extra choices) without editing this table.
-
-    A replaced input keeps its place; new ones follow the table above in name order, so
-    :data:`INPUTS` (and the docs table) do not depend on which module was imported first.
-    """
-    for item in inputs:
-        if item.name in _BY_NAME:
-            INPUTS[INPUTS.index(_BY_NAME[item.name])] = item
-        else:
-            INPUTS.append(item)
-        _BY_NAME[item.name] = item
-    INPUTS[_BASE_COUNT:] = sorted(INPUTS[_BASE_COUNT:], key=lambda i: i.name)
 
 
 def env_names(name: str) -> list[str]:
@@ -244,17 +263,5 @@ def markdown_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-# Mode modules register their own inputs on import: load them here, so the table is whole
-# wherever it is read (parse_inputs, the docs table, action.yml checks). A module listed here
-# must not import neens_action.ci.main at module level (ci imports this module first).
-MODE_INPUT_MODULES = ("neens_action.ci.modes.shared", "neens_action.ci.modes.shard")
-if __name__ != "__main__":  # as a script, the block below imports the real module instead
-    for _module in MODE_INPUT_MODULES:
-        importlib.import_module(_module)
-
-
-if __name__ == "__main__":  # pragma: no cover - `python -m neens_action.ci.inputs` prints the table
-    # The modules above registered into neens_action.ci.inputs, not into this __main__ copy.
-    from neens_action.ci.inputs import markdown_table as _table
-
-    print(_table(), end="")
+if __name__ == "__main__":  # pragma: no cover - `python -m neens_action.ci.inputs` prints it
+    print(markdown_table(), end="")

@@ -9,7 +9,17 @@ from typing import Any
 import click
 
 from neens_action import __version__
-from neens_action.cli.main import _COMMANDS, CONTEXT
+
+# command name -> (module, attribute)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("neens_action.cli.eval", "eval_group"),
+    "sweep": ("neens_action.cli.sweep", "sweep_group"),
+    "stress": ("neens_action.cli.stress", "stress_group"),
+    "sandbox": ("neens_sandbox.cli", "sandbox_group"),
+    "doctor": ("neens_action.cli.doctor", "doctor_command"),
+}
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class LazyGroup(click.Group):
@@ -24,8 +34,45 @@ class LazyGroup(click.Group):
         target = self.lazy.get(cmd_name)
         if target is None:
             return None
-        module = importlib.import_module(target[0])
+        try:
+            module = importlib.import_module(target[0])
+        except ImportError as exc:
+            extra = _OPTIONAL.get(cmd_name)
+            if extra is None or not _missing_optional(exc, target[0].partition(".")[0]):
+                raise
+            return _not_installed(cmd_name, extra)
         return getattr(module, target[1])
+
+
+# Commands whose package comes with an extra of neens-action -> (extra, what it is called).
+_OPTIONAL: dict[str, tuple[str, str]] = {"sandbox": ("sandbox", "the sandbox")}
+# Dependencies of those extras: their absence means "not installed" too.
+_OPTIONAL_DEPENDENCIES = ("opentelemetry", "google.protobuf")
+
+
+def _missing_optional(exc: ImportError, package: str) -> bool:
+    """True when ``exc`` says ``package`` (or a dependency of an extra) is not installed here;
+    a bug inside an installed package (``cannot import name X from <package>.app``) is not
+    hidden behind that message."""
+    name = exc.name or ""
+    return (not name or name == package
+            or any(name == m or name.startswith(m + ".") for m in _OPTIONAL_DEPENDENCIES))
+
+
+def _not_installed(cmd_name: str, extra: tuple[str, str]) -> click.Command:
+    """A stand-in for a command whose package is not installed: any use is one line, exit 2."""
+    message = f"{extra[1]} is not installed here: pip install 'neens-action[{extra[0]}]'"
+
+    def fail() -> None:
+        from neens_action.errors import UsageError
+
+        raise UsageError(message)
+
+    return click.Command(
+        cmd_name, callback=fail, add_help_option=False,
+        help=f"Not installed here: pip install 'neens-action[{extra[0]}]'.",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 def make_lazy_group(name: str, commands: dict[str, tuple[str, str]], **kw: Any) -> click.Group:

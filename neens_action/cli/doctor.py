@@ -15,13 +15,14 @@ from neens_action.world import World
 @click.option("--project-id", envvar="NEENS_PROJECT_ID", default="", help="X-Neens-Project-Id.")
 def doctor_command(base_url: str, api_key: str, project_id: str) -> int:
     """Check the base URL, the key and the agents' OTLP settings before a run."""
-    from neens_action.api.client import NeensClient
     from neens_action.doctor import run_checks
+    from neens_action.settings.connection import Connection, make_client
 
     world = World()
     base_url = base_url.strip().rstrip("/")
-    client = NeensClient(base_url, api_key or None, project_id or None, timeout=10.0,
-                         retries=1) if base_url else None
+    conn = Connection(base_url=base_url, api_key=api_key or None,
+                      project_id=project_id or None, request_timeout=10.0, retries=1)
+    client = make_client(conn) if base_url else None
     world.log(f"neens doctor: {base_url or '(no base URL)'}")
     checks = run_checks(client, base_url, api_key or None, world.environ)
     for check in checks:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from neens_action.cli.main import CONTEXT, make_lazy_group
+from neens_action.cli.app import CONTEXT, make_lazy_group
 
 eval_group: click.Group = make_lazy_group(
     "eval",

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from neens_action.cli.main import CONTEXT
+from neens_action.cli.app import CONTEXT
 from neens_action.cli.options import (
     connection_options,
     declares_gates,
@@ -45,9 +45,8 @@ def push_command(json_out: bool, junit: str | None, **flags: Any) -> int:
 
     Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130 interrupted.
     """
-    from neens_action import pipeline
-    from neens_action.api.client import NeensClient
-    from neens_action.flows.push import EvalPushSettings, run_push
+    from neens_action.cli.options import run_eval_job
+    from neens_action.settings.push import EvalPushSettings
     from neens_action.world import World
 
     world = World()
@@ -55,13 +54,4 @@ def push_command(json_out: bool, junit: str | None, **flags: Any) -> int:
                                            world.environ)
     policy = load_policy(settings.gate_policy, settings.overrides)
     settings.validate(policy_gates=declares_gates(policy))
-    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
-                         timeout=settings.request_timeout, retries=settings.retries)
-    try:
-        return pipeline.execute(
-            lambda: run_push(settings, client=client, world=world, policy=policy),
-            world=world, json_out=settings.json, junit_path=settings.junit, client=client,
-            report_ci=settings.report_ci_result, mode="push",
-        )
-    finally:
-        client.close()
+    return run_eval_job("push", settings, world=world, policy=policy)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from neens_action.cli.main import CONTEXT
+from neens_action.cli.app import CONTEXT
 from neens_action.cli.options import (
     agent_options,
     connection_options,
@@ -60,10 +60,9 @@ def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
 
     Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130 interrupted.
     """
-    from neens_action import pipeline
-    from neens_action.api.client import NeensClient
-    from neens_action.flows.pull import run_pull
+    from neens_action.cli.options import run_eval_job
     from neens_action.settings.run import EvalRunSettings
+    from neens_action.settings.shard import step_of
     from neens_action.world import World
 
     world = World()
@@ -72,18 +71,4 @@ def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
     )
     policy = load_policy(settings.gate_policy, settings.overrides)
     settings.validate(declared_gates=declares_gates(policy))
-    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
-                         timeout=settings.request_timeout, retries=settings.retries)
-    from neens_action.cli.eval_shard import execute_step, step_of
-
-    step = step_of(settings)
-    try:
-        if step is not None:
-            return execute_step(step, settings, client=client, world=world, policy=policy)
-        return pipeline.execute(
-            lambda: run_pull(settings, client=client, world=world, policy=policy),
-            world=world, json_out=settings.json, junit_path=settings.junit, client=client,
-            report_ci=settings.report_ci_result,
-        )
-    finally:
-        client.close()
+    return run_eval_job(step_of(settings) or "run", settings, world=world, policy=policy)

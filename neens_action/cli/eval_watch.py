@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from neens_action.cli.main import CONTEXT
+from neens_action.cli.app import CONTEXT
 from neens_action.cli.options import (
     agent_options,
     connection_options,
@@ -61,10 +61,10 @@ def watch_command(paths: tuple[str, ...], include: tuple[str, ...], exclude: tup
     Exit codes: --once => that iteration's 0/1/2; --max-iterations => the last one's;
     2 when no run can be created; 130 on Ctrl-C (the in-flight run is cancelled).
     """
-    from neens_action.api.client import NeensClient
     from neens_action.errors import UsageError
     from neens_action.flows.watch.loop import DEFAULT_LABEL, WatchOptions, run_watch
     from neens_action.pipeline import SignalGuard
+    from neens_action.settings.connection import make_client
     from neens_action.settings.run import EvalRunSettings
     from neens_action.world import World
 
@@ -90,8 +90,7 @@ def watch_command(paths: tuple[str, ...], include: tuple[str, ...], exclude: tup
                         max_iterations=max_iterations, once=once).validate()
     policy = load_policy(settings.gate_policy, settings.overrides)
     settings.validate(declared_gates=False)
-    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
-                         timeout=settings.request_timeout, retries=settings.retries)
+    client = make_client(settings)
     try:
         with SignalGuard():
             return run_watch(settings, opts, client=client, world=world, policy=policy)

@@ -1,10 +1,9 @@
 """The ``neens`` command: a thin click front door over plain functions.
 
-Subcommand groups live in ``neens_action.commands.<name>`` (and the sandbox server in
-``neens_sandbox.cli``) and are imported only when used. The click group itself lives in
-``neens_action.cli.app``, imported only when a command runs, so ``neens --version`` starts
-without click (``LazyGroup``, ``make_lazy_group`` and ``neens`` are still importable from
-here). Every error is turned into one line on stderr and the exit-code contract here:
+The click app and its command table live in ``neens_action.cli.app``, imported only when a
+command runs, so ``neens --version`` starts without click; each command group is a module of
+``neens_action/cli`` (the sandbox server is ``neens_sandbox.cli``), imported only when used.
+Every error is turned into one line on stderr and the exit-code contract here:
 0 gate passed, 1 gate failed, 2 run error / bad usage, 130 interrupted.
 """
 
@@ -15,17 +14,7 @@ from typing import Any
 
 from neens_action import __version__
 
-# command name -> (module, attribute)
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "eval": ("neens_action.cli.eval", "eval_group"),
-    "sweep": ("neens_action.cli.sweep", "sweep_group"),
-    "stress": ("neens_action.cli.stress", "stress_group"),
-    "sandbox": ("neens_sandbox.cli", "sandbox_group"),
-    "doctor": ("neens_action.cli.doctor", "doctor_command"),
-}
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-_CLICK_NAMES = ("LazyGroup", "make_lazy_group", "neens")
+_CLICK_NAMES = ("LazyGroup", "make_lazy_group", "neens", "CONTEXT")
 
 
 def __getattr__(name: str) -> Any:

@@ -7,9 +7,14 @@ flag, its type and its help the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from neens_action.policy import GatePolicy
+    from neens_action.settings.run import EvalRunSettings
+    from neens_action.world import World
 
 Decorator = Callable[[Any], Any]
 
@@ -25,7 +30,23 @@ def stack(*decorators: Decorator) -> Decorator:
     return apply
 
 
-def load_policy(path: str | None, overrides: dict[str, Any]) -> Any:
+def run_eval_job(name: str, settings: EvalRunSettings, *, world: World,
+                 policy: GatePolicy | None) -> int:
+    """Run eval-style job ``name`` (``run``, ``push``, ``stress``, a sharding step) through the
+    pipeline, with ``--json`` / ``--junit`` / ci-result as the settings say."""
+    from neens_action import pipeline
+    from neens_action.jobs import job
+
+    junit = settings.junit if name in ("run", "push", "stress", "finish") else None
+    finished = pipeline.run_job(job(name), settings, world=world, policy=policy,
+                                json_out=settings.json, junit_path=junit,
+                                report_ci=settings.report_ci_result)
+    if name == "create" and finished.code == 0 and not settings.json:
+        print(finished.outcome.run_id, file=world.out, flush=True)  # for $(...) in CI
+    return finished.code
+
+
+def load_policy(path: str | None, overrides: dict[str, Any]) -> GatePolicy | None:
     """``policy.build_policy`` (None without a file and without override flags)."""
     if not path and not overrides:
         return None
@@ -34,10 +55,9 @@ def load_policy(path: str | None, overrides: dict[str, Any]) -> Any:
     return policy_mod.build_policy(path, overrides)
 
 
-def declares_gates(policy: Any) -> bool:
+def declares_gates(policy: GatePolicy | None) -> bool:
     """True when the policy file has a ``gates`` block (it implies creating a run)."""
-    block = getattr(policy, "gates_block", None)
-    return bool(callable(block) and block() is not None)
+    return policy is not None and policy.gates_block() is not None
 
 
 policy_options = stack(

@@ -13,11 +13,11 @@ call the flow functions in ``flows/stress.py``, print, exit.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from neens_action.cli.main import CONTEXT, make_lazy_group
+from neens_action.cli.app import CONTEXT, make_lazy_group
 from neens_action.cli.options import (
     agent_options,
     connection_options,
@@ -40,22 +40,19 @@ stress_group: click.Group = make_lazy_group(
     help="Stress tests: scenario suites generated from failure modes, launched and gated.",
     context_settings=CONTEXT,
 )
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+
 _RUN_OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
 
 
-def _client(flags: dict[str, Any]) -> Any:
+def _client(flags: dict[str, Any]) -> NeensClient:
     """A client from --base-url/--api-key/--project-id (or NEENS_*), checked first."""
     import os
 
-    from neens_action.api.client import NeensClient
-    from neens_action.settings.run import EvalRunSettings, check_base_url
+    from neens_action.settings.connection import Connection, make_client
 
-    env = os.environ
-    base = check_base_url(flags.get("base_url") or env.get("NEENS_BASE_URL", "").strip())
-    key = flags.get("api_key") or env.get("NEENS_API_KEY", "").strip() or None
-    project = flags.get("project_id") or env.get("NEENS_PROJECT_ID", "").strip() or None
-    return NeensClient(base, key, project, timeout=EvalRunSettings.request_timeout,
-                       retries=EvalRunSettings.retries)
+    return make_client(Connection.from_flags(flags, os.environ))
 
 
 def _suite_id(value: str) -> str:
@@ -106,7 +103,7 @@ def _finish(suite: dict[str, Any], json_out: bool) -> int:
 
 def _wait(client: Any, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
     from neens_action.flows.stress import wait_ready
-    from neens_action.settings.run import _finite
+    from neens_action.settings.connection import check_number as _finite
     from neens_action.world import World
 
     _finite("--ready-timeout", ready_timeout, positive=True)
@@ -156,7 +153,8 @@ def generate_command(name: str, failure_modes: tuple[str, ...], per_mode: int | 
                      **flags: Any) -> int:
     """Generate a scenario suite NAME from failure modes (prints the suite id)."""
     from neens_action.errors import UsageError
-    from neens_action.flows.stress import check_per_mode, ids, parse_strategies, suite_body
+    from neens_action.flows.stress import suite_body
+    from neens_action.settings.stress import check_per_mode, ids, parse_strategies
 
     if not name.strip():
         raise UsageError("the suite NAME is empty")
@@ -209,7 +207,8 @@ def regenerate_command(suite_id: str, per_mode: int | None, strategies: tuple[st
                        ready_timeout: float, poll_interval: float, json_out: bool,
                        **flags: Any) -> int:
     """Rebuild a suite's scenarios (a fresh golden version), optionally with overrides."""
-    from neens_action.flows.stress import check_per_mode, parse_strategies, regenerate_body
+    from neens_action.flows.stress import regenerate_body
+    from neens_action.settings.stress import check_per_mode, parse_strategies
 
     check_per_mode(per_mode)
     body = regenerate_body(per_mode=per_mode, strategies=parse_strategies(strategies),
@@ -255,7 +254,7 @@ def launch_options(f: Any) -> Any:
 
 def _settings(flags: dict[str, Any], *, drive: bool) -> tuple[Any, Any, Any]:
     """-> (validated StressSettings, policy, world)."""
-    from neens_action.flows.stress import StressSettings
+    from neens_action.settings.stress import StressSettings
     from neens_action.world import World
 
     world = World()
@@ -275,17 +274,13 @@ def _settings(flags: dict[str, Any], *, drive: bool) -> tuple[Any, Any, Any]:
 @click.option("--json", "json_out", is_flag=True, help="The created run as JSON on stdout.")
 def launch_command(suite_id: str, json_out: bool, **flags: Any) -> int:
     """Launch a ready suite as a pre-prod run (prints the run id)."""
-    from neens_action.api.client import NeensClient
     from neens_action.flows.stress import launch, launch_body
-    from neens_action.settings import provenance
+    from neens_action.settings.connection import make_client
 
     settings, policy, world = _settings({**flags, "suite_id": _suite_id(suite_id)},
                                         drive=False)
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
-    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
-                         timeout=settings.request_timeout, retries=settings.retries)
+    prov = settings.resolve_provenance(world.environ)
+    client = make_client(settings)
     try:
         run = launch(client, settings.suite_id, launch_body(settings, prov, policy), world=world)
     finally:
@@ -326,21 +321,8 @@ def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
     Pull: the agent COMMAND after '--' runs once per scenario. Push: --agent-connection.
     Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130 interrupted.
     """
-    from neens_action import pipeline
-    from neens_action.api.client import NeensClient
-    from neens_action.flows.stress import run_stress
-    from neens_action.report.build.stress import build_stress_report, stress_document
+    from neens_action.cli.options import run_eval_job
 
     settings, policy, world = _settings(
         {**flags, "command": list(command), "json": json_out, "junit": junit}, drive=True)
-    client = NeensClient(settings.base_url, settings.api_key, settings.project_id,
-                         timeout=settings.request_timeout, retries=settings.retries)
-    try:
-        return pipeline.execute(
-            lambda: run_stress(settings, client=client, world=world, policy=policy),
-            world=world, json_out=settings.json, junit_path=settings.junit, client=client,
-            report_ci=settings.report_ci_result, build=build_stress_report,
-            to_json=stress_document, mode="stress",
-        )
-    finally:
-        client.close()
+    return run_eval_job("stress", settings, world=world, policy=policy)

@@ -1,21 +1,20 @@
 """``neens sweep``: preview, start, get, decide (push sweeps) and run (runner mode).
 
-Thin: parse flags, validate, build the client, call a flow from ``flows/sweep*.py``, build the
-report once, print the text block on stderr and the ``--json`` document on stdout, return the
-exit code (spec 8.4 / 8.5). Bad input is one line on stderr and exit 2.
+Thin: parse and validate the flags into :class:`~neens_action.settings.sweep.SweepSettings`, then
+run the command's job (``sweep-preview`` ... ``sweep-run``, see ``neens_action.jobs``) through the
+one pipeline: text block on stderr, ``--json`` document on stdout, the exit code of
+``verdict.decide_sweep`` (spec 8.4 / 8.5). Bad input is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from neens_action.cli.main import CONTEXT
+from neens_action.cli.app import CONTEXT
 from neens_action.errors import UsageError
-from neens_action.outcome import SweepOutcome
 from neens_action.world import World
 
 F = Callable[..., Any]
@@ -59,32 +58,24 @@ def _json_flag(f: F) -> F:
                         help="machine-readable result on stdout (logs stay on stderr)")(f)
 
 
-def make_client(base_url: str | None, api_key: str | None, project_id: str | None) -> Any:
-    from neens_action.api.client import NeensClient
-    from neens_action.settings.run import EvalRunSettings, check_base_url
+def run_sweep_job(name: str, *, as_json: bool, base_url: str | None, api_key: str | None,
+                  project_id: str | None, **fields: Any) -> int:
+    """Run sweep job ``name`` with these settings through the pipeline; the exit code."""
+    from neens_action import pipeline
+    from neens_action.jobs import job
+    from neens_action.settings.connection import Connection
+    from neens_action.settings.sweep import SweepSettings
 
-    # the same request timeout and retries as every other mode (the run settings' defaults)
-    return NeensClient(check_base_url(base_url), api_key or None, project_id or None,
-                       timeout=EvalRunSettings.request_timeout, retries=EvalRunSettings.retries)
-
-
-def emit(outcome: SweepOutcome, *, world: World, as_json: bool) -> int:
-    """Render the outcome (text on stderr, JSON on stdout) and return its exit code."""
-    from neens_action.report.build.sweep import build_sweep_report
-    from neens_action.report.render.sweep_json import sweep_json_document
-    from neens_action.report.render.sweep_text import render_sweep_text
-
-    text = render_sweep_text(build_sweep_report(outcome))
-    if text:
-        world.log(text)
-    if as_json:
-        print(json.dumps(sweep_json_document(outcome), indent=2, ensure_ascii=False),
-              file=world.out, flush=True)
-    return outcome.exit_code
+    world = World()
+    conn = Connection.from_flags({"base_url": base_url, "api_key": api_key,
+                                  "project_id": project_id}, world.environ)
+    settings = SweepSettings(base_url=conn.base_url, api_key=conn.api_key,
+                             project_id=conn.project_id, json=as_json, **fields)
+    return pipeline.execute(job(name), settings, world=world, json_out=as_json)
 
 
 def _poll(interval: float, timeout: float) -> Any:
-    from neens_action.flows.sweep.shared import Poll, check_poll
+    from neens_action.settings.sweep import Poll, check_poll
 
     poll = Poll(interval=interval, timeout=timeout)
     check_poll(poll)
@@ -101,7 +92,7 @@ def _create_body(what: str, *, runner: bool, name: str | None, version_label: st
                  pass_k: int | None, judges: tuple[str, ...],
                  budget_usd: float | None) -> dict[str, Any]:
     """Validate the create flags of ``sweep start`` / ``sweep run --create``; the E13 body."""
-    from neens_action.flows.sweep import shared as flows
+    from neens_action.settings import sweep as flows
     missing = [flag for flag, value in (("--name", name), ("--version-label", version_label))
                if not (value and value.strip())]
     if missing:
@@ -128,16 +119,15 @@ def preview_command(arms: tuple[str, ...], runner: bool, dataset_id: str | None,
                     pass_k: int | None, judges: tuple[str, ...], as_json: bool,
                     base_url: str | None, api_key: str | None, project_id: str | None) -> int:
     """What would this sweep cost? Writes nothing, spends nothing (exit 0 with refusals)."""
-    from neens_action.flows.sweep import shared as flows
+    from neens_action.settings import sweep as flows
     flows.check_pass_k(pass_k)
     body = flows.sweep_body(
         arms=flows.parse_arms(arms, runner=runner),
         target=flows.target_fields(dataset_id, dataset_version_id, scenario_suite_id),
         pass_k=pass_k, judges=judges,
     )
-    client = make_client(base_url, api_key, project_id)
-    world = World()
-    return emit(flows.preview_flow(client, body, world=world), world=world, as_json=as_json)
+    return run_sweep_job("sweep-preview", as_json=as_json, base_url=base_url, api_key=api_key,
+                         project_id=project_id, body=body)
 
 
 @sweep_group.command("start", context_settings=CONTEXT)
@@ -162,17 +152,14 @@ def start_command(name: str | None, version_label: str | None, arms: tuple[str, 
                   poll_interval: float, poll_timeout: float, as_json: bool,
                   base_url: str | None, api_key: str | None, project_id: str | None) -> int:
     """Launch a push sweep (Neens calls each arm's connection) and optionally wait."""
-    from neens_action.flows.sweep import shared as flows
     body = _create_body("sweep start", runner=False, name=name, version_label=version_label,
                         arms=arms, target=(dataset_id, dataset_version_id, scenario_suite_id),
                         pass_k=pass_k, judges=judges, budget_usd=budget_usd)
     poll = _poll(poll_interval, poll_timeout)
-    client = make_client(base_url, api_key, project_id)
-    world = World()
-    with flows.signals_as_interrupt():  # SIGTERM like Ctrl-C: exit 130, nothing cancelled
-        outcome = flows.start_flow(client, body, wait=wait, require_all_arms=require_all_arms,
-                                   poll=poll, world=world)
-    return emit(outcome, world=world, as_json=as_json)
+    # SIGTERM like Ctrl-C: exit 130, nothing cancelled
+    return run_sweep_job("sweep-start", as_json=as_json, base_url=base_url, api_key=api_key,
+                         project_id=project_id, body=body, wait=wait or require_all_arms,
+                         require_all_arms=require_all_arms, poll=poll)
 
 
 @sweep_group.command("get", context_settings=CONTEXT)
@@ -189,15 +176,11 @@ def get_command(sweep_id: str | None, sweep_id_opt: str | None, wait: bool,
                 as_json: bool, base_url: str | None, api_key: str | None,
                 project_id: str | None) -> int:
     """Show a sweep's state: per arm, pass^k so far and child-run progress."""
-    from neens_action.flows.sweep import shared as flows
     target = _one_id(sweep_id, sweep_id_opt, "sweep get")
     poll = _poll(poll_interval, poll_timeout)
-    client = make_client(base_url, api_key, project_id)
-    world = World()
-    with flows.signals_as_interrupt():
-        outcome = flows.get_flow(client, target, wait=wait, require_all_arms=require_all_arms,
-                                 poll=poll, world=world)
-    return emit(outcome, world=world, as_json=as_json)
+    return run_sweep_job("sweep-get", as_json=as_json, base_url=base_url, api_key=api_key,
+                         project_id=project_id, sweep_id=target, wait=wait,
+                         require_all_arms=require_all_arms, poll=poll)
 
 
 @sweep_group.command("decide", context_settings=CONTEXT)
@@ -218,17 +201,14 @@ def decide_command(sweep_id: str | None, bar: float | None, baseline_arm: str | 
                    as_json: bool, base_url: str | None, api_key: str | None,
                    project_id: str | None) -> int:
     """The server's verdict: which arm to ship, per-arm table and one verdict per agent."""
-    from neens_action.flows.sweep import shared as flows
+    from neens_action.settings import sweep as flows
     target = _one_id(None, sweep_id, "sweep decide")
     flows.check_bar(bar)
     poll = _poll(poll_interval, poll_timeout)
-    client = make_client(base_url, api_key, project_id)
-    world = World()
-    with flows.signals_as_interrupt():
-        outcome = flows.decide_flow(client, target, bar=bar, baseline_arm=baseline_arm or None,
-                                    wait=wait, require_winner=require_winner, poll=poll,
-                                    world=world)
-    return emit(outcome, world=world, as_json=as_json)
+    return run_sweep_job("sweep-decide", as_json=as_json, base_url=base_url, api_key=api_key,
+                         project_id=project_id, sweep_id=target, bar=bar,
+                         baseline_arm=baseline_arm or None, wait=wait,
+                         require_winner=require_winner, poll=poll)
 
 
 def _one_id(positional: str | None, option: str | None, what: str) -> str:
@@ -277,8 +257,7 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
 
     Everything after `--` is your command; it gets $NEENS_EVAL_MODEL and the sweep variables.
     """
-    from neens_action.flows.sweep import shared as flows
-    from neens_action.flows.sweep.runner import SweepRunParams, run_flow
+    from neens_action.settings import sweep as flows
 
     argv = list(command)
     if not argv:
@@ -309,12 +288,10 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
         if extra:
             raise UsageError(f"{', '.join(extra)} only apply with --create; an attached sweep "
                              "keeps the arms and settings it was created with")
-    client = make_client(base_url, api_key, project_id)
-    world = World()
-    params = SweepRunParams(command=argv, sweep_id=sweep_id, create_body=body,
-                            concurrency=concurrency, timeout=timeout, bar=bar,
-                            baseline_arm=baseline_arm or None, poll=poll)
-    return emit(run_flow(client, params, world=world), world=world, as_json=as_json)
+    return run_sweep_job("sweep-run", as_json=as_json, base_url=base_url, api_key=api_key,
+                         project_id=project_id, command=argv, sweep_id=sweep_id, body=body,
+                         concurrency=concurrency, timeout=timeout, bar=bar,
+                         baseline_arm=baseline_arm or None, poll=poll)
 
 
-__all__ = ["emit", "make_client", "sweep_group"]
+__all__ = ["run_sweep_job", "sweep_group"]

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from neens_action.errors import NeensError
 from neens_action.outcome import Outcome
 from neens_action.world import World
 
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
 
-def cancel_created_run(client: Any, outcome: Outcome, world: World) -> None:
+
+def cancel_created_run(client: NeensClient, outcome: Outcome, world: World) -> None:
     """Best effort, one quick attempt: never leave a run we created waiting for traces."""
     try:
         client.cancel_run(outcome.run_id, quick=True)
@@ -26,7 +29,7 @@ def resume_hint(run_id: str, command: Sequence[str] | str) -> str:
     return f"neens eval run --run-id {shlex.quote(run_id)} -- {cmd}"
 
 
-def handle_interrupt(client: Any, outcome: Outcome, *, world: World,
+def handle_interrupt(client: NeensClient, outcome: Outcome, *, world: World,
                      command: Sequence[str] | str) -> None:
     """Decision 15: agents are already killed; cancel our own run, or print how to resume."""
     outcome.interrupted = True
@@ -41,7 +44,7 @@ def handle_interrupt(client: Any, outcome: Outcome, *, world: World,
                   f"{resume_hint(outcome.run_id, command)}")
 
 
-def abandon(client: Any, outcome: Outcome, world: World) -> None:
+def abandon(client: NeensClient, outcome: Outcome, world: World) -> None:
     """A run we created but could not start is cancelled so it does not wait forever."""
     if outcome.extra.get("created") and not outcome.extra.get("started"):
         try:

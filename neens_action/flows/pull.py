@@ -17,7 +17,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.agents import correlation
 from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
@@ -28,6 +28,11 @@ from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
 from neens_action.settings import provenance
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+    from neens_action.policy import GatePolicy
+    from neens_action.settings.run import EvalRunSettings
 
 LOG_EVERY = 0.1  # per-item lines reach the log together, at most this often (Runner)
 
@@ -43,14 +48,14 @@ class DriveOptions:
     poll_interval: float = 5.0
     poll_timeout: float = 1800.0
     output_cap: int = DEFAULT_OUTPUT_CAP
-    policy: Any = None  # neens_action.policy.GatePolicy | None
+    policy: GatePolicy | None = None  # neens_action.policy.GatePolicy | None
     full_items: bool = True  # False: a console report only: items folded into a digest
 
 
 # -- create -------------------------------------------------------------------------------------
 
 
-def version_label_for(settings: Any, prov: provenance.Provenance) -> str | None:
+def version_label_for(settings: EvalRunSettings, prov: provenance.Provenance) -> str | None:
     """The candidate label: --version-label, else (eval-gates runs) the short commit."""
     if settings.version_label:
         return settings.version_label.strip()
@@ -62,7 +67,7 @@ def version_label_for(settings: Any, prov: provenance.Provenance) -> str | None:
     return None
 
 
-def server_gate(settings: Any, policy: Any) -> dict[str, Any]:
+def server_gate(settings: EvalRunSettings, policy: GatePolicy | None) -> dict[str, Any]:
     """The E1 ``gate``: the policy's gate block, then --max-regressions/--min-pass-rate."""
     gate: dict[str, Any] = {}
     if policy is not None:
@@ -78,7 +83,8 @@ def server_gate(settings: Any, policy: Any) -> dict[str, Any]:
     return gate
 
 
-def create_body(settings: Any, prov: provenance.Provenance, policy: Any = None) -> dict[str, Any]:
+def create_body(settings: EvalRunSettings, prov: provenance.Provenance,
+                policy: GatePolicy | None = None) -> dict[str, Any]:
     """The E1 body for ``eval run --create`` / ``--gates`` (null fields omitted)."""
     label = version_label_for(settings, prov)
     assert label is not None  # validate() guarantees a label for --create without gates
@@ -113,7 +119,7 @@ def _gate_names(rows: Any) -> str:
     return ", ".join(names)
 
 
-def create_run(client: Any, body: Mapping[str, Any], *, world: World,
+def create_run(client: NeensClient, body: Mapping[str, Any], *, world: World,
                outcome: Outcome) -> dict[str, Any]:
     """E1, then the create lines (spec 10.1) and the eval-gates acknowledgement (spec 4.3).
 
@@ -174,7 +180,7 @@ def _ack_gates_policy(run: Mapping[str, Any], sent: Mapping[str, Any], *, world:
 # -- drive ---------------------------------------------------------------------------------------
 
 
-def fetch_items(client: Any, run_id: str) -> ItemSpool:
+def fetch_items(client: NeensClient, run_id: str) -> ItemSpool:
     """E3, spooled to a temporary file as it streams in (see :class:`ItemSpool`); raises
     RunError when there are none or one has no item id. The caller closes the spool."""
     spool = ItemSpool()
@@ -228,11 +234,12 @@ def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: Worl
     """Run the command once per job (interrupt-safe: agents are killed before re-raising).
     ``keep_ok=False``: only the invocations that did not succeed are returned."""
     runner = runner or Runner(command, timeout=timeout, concurrency=concurrency,
-                              output_cap=output_cap, log=world.log, log_every=LOG_EVERY)
+                              output_cap=output_cap, log=world.log, log_every=LOG_EVERY,
+                              environ=world.environ)  # NEENS_LAUNCHER
     return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
 
 
-def start_and_wait(client: Any, run_id: str, *, world: World, interval: float,
+def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: float,
                    timeout: float, digest: ItemDigest | None = None) -> dict[str, Any]:
     """E4 (a 409 means already terminal), then poll E2 until terminal (see poll_run)."""
     world.log("Starting run (POST /start) ...")
@@ -242,8 +249,10 @@ def start_and_wait(client: Any, run_id: str, *, world: World, interval: float,
                     digest=digest)
 
 
-def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any = None) -> None:
-    """E7; with a policy also E8/E9 (failures degrade to warnings) and the evaluation."""
+def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
+                    policy: GatePolicy | None = None) -> None:
+    """E7; with a policy also E8/E9 (failures degrade to warnings). The policy itself is
+    evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
     outcome.gate = client.get_gate(outcome.run_id)
     if policy is None:
         regs = outcome.gate.get("regressions") if isinstance(outcome.gate, dict) else None
@@ -260,11 +269,6 @@ def collect_verdict(client: Any, outcome: Outcome, *, world: World, policy: Any 
             msg = f"could not fetch the {what} ({exc}); policy rules that need it are skipped"
             world.log(f"neens: warning: {msg}")
             outcome.warnings.append(msg)
-    from neens_action import policy as policy_mod
-
-    outcome.policy_eval = policy_mod.evaluate(policy, run=outcome.run or {},
-                                              comparison=outcome.comparison,
-                                              metrics=outcome.metrics)
 
 
 def note_run(run: Mapping[str, Any], outcome: Outcome, world: World) -> None:
@@ -277,7 +281,7 @@ def note_run(run: Mapping[str, Any], outcome: Outcome, world: World) -> None:
         outcome.warnings.append(msg)
 
 
-def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World,
+def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, world: World,
               run: Mapping[str, Any] | None = None) -> Outcome:
     """Items -> agents -> /start -> poll -> gate (+policy) for ``outcome.run_id``.
 
@@ -323,16 +327,15 @@ def drive_run(client: Any, outcome: Outcome, opts: DriveOptions, *, world: World
     return outcome
 
 
-def run_pull(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
+             policy: GatePolicy | None = None) -> Outcome:
     """``neens eval run``: create (or attach), drive, gate. See the module docstring."""
     outcome = Outcome(mode="run", base_url=client.base_url, enforced=not settings.no_gate)
     if policy is not None:
         outcome.policy_identity = policy.identity()
     body = None
     if settings.creates_run:
-        prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
-                                  branch=settings.branch, pr_number=settings.pr_number,
-                                  pr_url=settings.pr_url, repo=settings.repo)
+        prov = settings.resolve_provenance(world.environ)
         body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     opts = DriveOptions(
         command=settings.command,

@@ -17,62 +17,26 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from neens_action.errors import Interrupted, NeensApiError, NeensError, UsageError
+from neens_action.errors import Interrupted, NeensApiError, NeensError
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.pull import collect_verdict, create_body, create_run
 from neens_action.flows.runs import is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.policy import GatePolicy
 from neens_action.settings import provenance
-from neens_action.settings.run import EvalRunSettings, parse_gates
+from neens_action.settings.push import EvalPushSettings
 from neens_action.text import excerpt
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
 
 MAX_LINE = 300  # server-chosen text in log lines
 
 
-@dataclass
-class EvalPushSettings(EvalRunSettings):
-    """``neens eval push``: the run settings plus the agent connection Neens calls."""
-
-    agent_connection: str | None = None
-
-    def validate(  # type: ignore[override]
-        self, *, need_command: bool = False, policy_gates: bool = False
-    ) -> EvalPushSettings:
-        """Push checks first (their wording), then every shared check of ``eval run``.
-
-        ``policy_gates``: the policy file declares a ``gates`` block (it selects eval gates).
-        """
-        conn = (self.agent_connection or "").strip()
-        if not conn:
-            raise UsageError("neens eval push needs --agent-connection ID (the agent_http "
-                             "connection Neens calls once per prompt)")
-        self.agent_connection = conn
-        gates = parse_gates(self.gates)
-        if gates and policy_gates:
-            raise UsageError("--gates (or NEENS_GATES) cannot be combined with the policy "
-                             "file's gates block: declare the eval gates in one place")
-        selects_gates = bool(gates) or policy_gates
-        if not (self.dataset or "").strip() and not selects_gates:
-            raise UsageError("neens eval push needs --dataset ID (or eval gates: --gates active "
-                             "or a policy gates block)")
-        if self.version_label is not None and not self.version_label.strip():
-            raise UsageError("--version-label is empty")
-        if not self.version_label and not selects_gates:
-            raise UsageError("neens eval push needs --version-label LABEL (the candidate "
-                             "version stamped on the run)")
-        # Every other check is the one of ``eval run --create`` (its target checks are
-        # satisfied by the push checks above, which carry push wording).
-        self.create = True
-        EvalRunSettings.validate(self, need_command=False, declared_gates=policy_gates)
-        return self
-
-
-def push_body(settings: Any, prov: provenance.Provenance,
+def push_body(settings: EvalPushSettings, prov: provenance.Provenance,
               policy: GatePolicy | None = None) -> dict[str, Any]:
     """The E1 body of a push run: ``eval run``'s body (label, dataset, baseline incl. the CI
     default, merged gate, ``gates`` / ``gates_policy``, provenance) plus ``runner_mode`` and
@@ -83,7 +47,7 @@ def push_body(settings: Any, prov: provenance.Provenance,
     return body
 
 
-def trigger(client: Any, run_id: str, *, world: World, timeout: float) -> dict[str, Any]:
+def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -> dict[str, Any]:
     """E5. Under an inline queue the answer is the terminal run, so the call may take as
     long as the scoring: its read deadline is the poll budget. If no answer arrives (a
     transport failure after the request may have reached Neens), E2 tells whether the
@@ -109,7 +73,7 @@ def trigger(client: Any, run_id: str, *, world: World, timeout: float) -> dict[s
         return run
 
 
-def drive_push(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: World,
+def drive_push(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, world: World,
                policy: GatePolicy | None, poll_interval: float,
                poll_timeout: float) -> Outcome:
     """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 and the policy). Raises NeensError /
@@ -141,7 +105,7 @@ def drive_push(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world:
     return outcome
 
 
-def guarded(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: World,
+def guarded(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, world: World,
             policy: GatePolicy | None, poll_interval: float, poll_timeout: float) -> Outcome:
     """:func:`drive_push` with every error recorded on the outcome (never raises
     NeensError). An interrupt (``Interrupted`` from the pipeline's SIGINT/SIGTERM guard, or
@@ -162,83 +126,14 @@ def guarded(client: Any, body: Mapping[str, Any], outcome: Outcome, *, world: Wo
     return outcome
 
 
-def run_push(settings: EvalPushSettings, *, client: Any, world: World,
+def run_push(settings: EvalPushSettings, *, client: NeensClient, world: World,
              policy: GatePolicy | None = None) -> Outcome:
     """``neens eval push`` (settings already validated). UsageError raises before any
     request; everything after lands on the returned outcome."""
     outcome = Outcome(mode="push", base_url=client.base_url, enforced=not settings.no_gate)
     if policy is not None:
         outcome.policy_identity = policy.identity()
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
+    prov = settings.resolve_provenance(world.environ)
     body = push_body(settings, prov, policy)
     return guarded(client, body, outcome, world=world, policy=policy,
                    poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout)
-
-
-def run_push_eval(
-    *,
-    client: Any,
-    version_label: str | None,
-    agent_connection_id: str,
-    dataset_id: str | None = None,
-    dataset_version_id: str | None = None,
-    baseline: Mapping[str, Any] | str | None = None,
-    gate: Mapping[str, Any] | None = None,
-    policy: GatePolicy | None = None,
-    gates: str | list[str] | None = None,
-    name: str | None = None,
-    git_sha: str | None = None,
-    branch: str | None = None,
-    pr_number: int | None = None,
-    pr_url: str | None = None,
-    repo: str | None = None,
-    poll_interval: float = 5.0,
-    poll_timeout: float = 1800.0,
-    no_gate: bool = False,
-    report_ci_result: bool = True,
-    world: World | None = None,
-) -> Outcome:
-    """Library use of the push model: create + trigger + gate, then the verdict.
-
-    ``baseline`` is a wire object (``{"kind": "prod_window", "range": "7d"}``) or a CLI
-    spec (``"branch:main"``); ``gate`` a server-gate object (merged over the policy's
-    ``gate`` block). Bad arguments raise UsageError / PolicyError; anything that goes wrong
-    once the run exists is on ``outcome.error`` with ``outcome.exit_code == 2``. The
-    ci-result is reported unless ``report_ci_result=False``.
-    """
-    from neens_action.pipeline import conclude
-    from neens_action.policy.validate import Checker, parse_gate
-    from neens_action.report.render.text import render
-
-    world = world or World()
-    settings = EvalPushSettings(
-        base_url=client.base_url, agent_connection=agent_connection_id, dataset=dataset_id,
-        dataset_version_id=dataset_version_id, version_label=version_label, name=name,
-        gates=gates, git_sha=git_sha, branch=branch, pr_number=pr_number, pr_url=pr_url,
-        repo=repo, poll_interval=poll_interval, poll_timeout=poll_timeout, no_gate=no_gate,
-        baseline=baseline if isinstance(baseline, str) else None,
-    )
-    settings.validate(policy_gates=policy is not None and policy.gates_block() is not None)
-    if isinstance(baseline, Mapping):
-        settings.baseline_wire = dict(baseline)
-    extra_gate = parse_gate(dict(gate) if gate else None,
-                            Checker("gate=", prefix="invalid gate argument"))
-    outcome = Outcome(mode="push", base_url=client.base_url, enforced=not no_gate)
-    if policy is not None:
-        outcome.policy_identity = policy.identity()
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
-    body = push_body(settings, prov, policy)
-    if extra_gate:
-        merged = {**(body.get("gate") or {}), **extra_gate}
-        body["gate"] = merged
-    guarded(client, body, outcome, world=world, policy=policy, poll_interval=poll_interval,
-            poll_timeout=poll_timeout)
-    report = conclude(outcome, world=world, client=client, report_ci=report_ci_result)
-    text = render(report)
-    if text:
-        world.log(text)
-    return outcome

@@ -23,12 +23,10 @@ they differ in size by at most one.
 from __future__ import annotations
 
 import hashlib
-import re
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from neens_action.errors import Interrupted, NeensError, RunError, UsageError
+from neens_action.errors import Interrupted, NeensError, RunError
 from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.flows.pull import (
     ItemJobs,
@@ -43,33 +41,16 @@ from neens_action.flows.pull import (
 from neens_action.flows.runs import TERMINAL_RUN, poll_run
 from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome
-from neens_action.settings import provenance
+from neens_action.settings.shard import resume_command
 from neens_action.world import World
 
-MAX_SHARDS = 1000
 MAX_NAMED = 10  # missing items named in the refusal line
 CAPTURE_WAIT = 10.0  # seconds --finish re-checks for traces still being ingested
 CAPTURE_INTERVAL = 2.0  # the longest gap between those re-checks
-_SHARD = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
 _ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "id")
 
 
 # -- assignment ----------------------------------------------------------------------------------
-
-
-def parse_shard(text: str | None) -> tuple[int, int]:
-    """``"2/4"`` -> ``(2, 4)``; raises UsageError unless ``1 <= I <= N <= 1000``."""
-    match = _SHARD.match(text or "")
-    if not match:
-        raise UsageError(f"--shard must be I/N (this job's share, 1-based), e.g. 2/4; got "
-                         f"{str(text)[:40]!r}")
-    index, total = int(match.group(1)), int(match.group(2))
-    if total < 1 or total > MAX_SHARDS:
-        raise UsageError(f"--shard {index}/{total}: N must be between 1 and {MAX_SHARDS}")
-    if index < 1 or index > total:
-        raise UsageError(f"--shard {index}/{total}: I must be between 1 and {total} "
-                         "(shards are numbered from 1)")
-    return index, total
 
 
 def _rank(item_id: str) -> bytes:
@@ -85,66 +66,6 @@ def shard_items(items: Sequence[FrozenItem], index: int, total: int) -> list[Fro
                    key=lambda k: (_rank(items[k].item_id), items[k].item_id, k))
     mine = set(order[index - 1::total])
     return [row for k, row in enumerate(items) if k in mine]
-
-
-# -- flags -----------------------------------------------------------------------------------
-
-
-def check_flags(settings: Any) -> None:
-    """Usage checks for --shard / --no-start / --finish / --only-create (before any request).
-
-    Sets ``settings.shard_index`` / ``shard_total`` from ``--shard`` and turns on
-    ``no_start`` when a shard is given.
-    """
-    shard = getattr(settings, "shard", None)
-    finish = bool(getattr(settings, "finish", False))
-    only_create = bool(getattr(settings, "only_create", False))
-    if shard is not None:
-        settings.shard_index, settings.shard_total = parse_shard(shard)
-        settings.no_start = True
-    no_start = bool(getattr(settings, "no_start", False))
-    if finish:
-        other = ("--shard" if shard is not None else "--no-start" if no_start
-                 else "--only-create" if only_create else None)
-        if other:
-            raise UsageError(f"--finish cannot be combined with {other}: shard jobs replay, "
-                             "one final job finishes")
-        if not settings.run_id:
-            raise UsageError("--finish needs --run-id ID (the run the shard jobs replayed)")
-        if settings.command:
-            raise UsageError("--finish runs no agent: drop the command after '--'")
-        return
-    if only_create:
-        if no_start:
-            raise UsageError("--only-create cannot be combined with "
-                             f"{'--shard' if shard is not None else '--no-start'}: create the "
-                             "run in one job, replay it with --run-id ID --shard I/N in others")
-        if settings.run_id:
-            raise UsageError("--only-create creates a run: it cannot be combined with --run-id")
-        if not settings.creates_run:
-            raise UsageError("--only-create needs --create --dataset ID --version-label LABEL "
-                             "(or --gates)")
-        if settings.command:
-            raise UsageError("--only-create runs no agent: drop the command after '--'")
-        return
-    if shard is not None and not settings.run_id:
-        raise UsageError("--shard needs --run-id ID: create the run once with --create "
-                         "--only-create, then give its id to every shard job")
-
-
-def needs_command(settings: Any) -> bool:
-    """False for --finish and --only-create (they run no agent)."""
-    return not (getattr(settings, "finish", False) or getattr(settings, "only_create", False))
-
-
-def resume_command(run_id: str, *, shard: tuple[int, int] | None = None,
-                   command: Sequence[str] | str | None = None) -> str:
-    """The command that continues a run: a shard re-run, or the finish."""
-    if command is None:
-        return f"neens eval run --run-id {shlex.quote(run_id)} --finish"
-    cmd = command if isinstance(command, str) else shlex.join(command)
-    where = f"--shard {shard[0]}/{shard[1]}" if shard and shard[1] > 1 else "--no-start"
-    return f"neens eval run --run-id {shlex.quote(run_id)} {where} -- {cmd}"
 
 
 def _cancel_ours(client: Any, outcome: Outcome, world: World) -> None:
@@ -168,9 +89,7 @@ def _interrupted(outcome: Outcome, world: World) -> None:
 def run_create_only(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
     """``--create --only-create``: E1 and nothing else. The run waits for its shards."""
     outcome = Outcome(mode="create", base_url=client.base_url, enforced=not settings.no_gate)
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
+    prov = settings.resolve_provenance(world.environ)
     body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     try:
         outcome.run = create_run(client, body, world=world, outcome=outcome)
@@ -200,9 +119,7 @@ def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -
         run: Mapping[str, Any] | None
         label = (settings.version_label or "").strip() or None
         if settings.creates_run:  # --create --no-start: all items, one job
-            prov = provenance.resolve(world.environ, git_sha=settings.git_sha,
-                                      branch=settings.branch, pr_number=settings.pr_number,
-                                      pr_url=settings.pr_url, repo=settings.repo)
+            prov = settings.resolve_provenance(world.environ)
             body = create_body(settings, prov, policy)  # its gate is baked into the run
             label = body["version_label"]
             run = create_run(client, body, world=world, outcome=outcome)
@@ -400,5 +317,5 @@ def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) 
     return outcome
 
 
-__all__ = ["check_flags", "is_captured", "missing_items", "needs_command", "parse_shard",
-           "resume_command", "run_create_only", "run_finish", "run_shard", "shard_items"]
+__all__ = ["is_captured", "missing_items", "run_create_only", "run_finish", "run_shard",
+           "shard_items"]

@@ -1,7 +1,7 @@
 """Stress tests (issue 9): scenario suites generated from failure modes, launched as pre-prod
 runs and gated like ``eval run`` / ``eval push``.
 
-- :class:`StressSettings`: the run settings plus the suite knobs (one typed object).
+- :class:`~neens_action.settings.stress.StressSettings` holds the suite knobs.
 - :func:`suite_body` (E17), :func:`regenerate_body` (E19), :func:`launch_body` (E20).
 - :func:`wait_ready`: poll E18 (fast start, backing off to ``--poll-interval``) until the
   suite is ``ready``; ``failed`` is a RunError carrying the server's reason.
@@ -15,59 +15,19 @@ runs and gated like ``eval run`` / ``eval push``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
+from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.flows.runs import describe_baseline, is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.settings import provenance
-from neens_action.settings.run import EvalRunSettings, _finite
+from neens_action.settings.stress import StressSettings
 from neens_action.world import World
 
-STRATEGIES = ("paraphrase", "escalate", "boundary")
 SUITE_DONE = frozenset({"ready", "failed"})
-DEFAULT_READY_TIMEOUT = 600.0
-
-
-def parse_strategies(values: Any) -> list[str]:
-    """``--strategy`` (repeatable, commas allowed) -> validated, de-duplicated names."""
-    out: list[str] = []
-    for raw in values or []:
-        for part in str(raw).split(","):
-            name = part.strip().lower()
-            if not name:
-                continue
-            if name == "replay":
-                raise UsageError("--strategy replay: replay is always on unless --no-replay; "
-                                 "--strategy picks among paraphrase, escalate, boundary")
-            if name not in STRATEGIES:
-                raise UsageError(f"--strategy {part.strip()!r} is not a strategy: use "
-                                 "paraphrase, escalate or boundary")
-            if name not in out:
-                out.append(name)
-    return out
-
-
-def check_per_mode(value: int | None) -> None:
-    if value is not None and (isinstance(value, bool) or not 1 <= int(value) <= 25):
-        raise UsageError(f"--per-mode must be from 1 to 25, got {value}")
-
-
-def ids(values: Any, flag: str) -> list[str]:
-    """Repeatable id flags (commas allowed), trimmed and de-duplicated."""
-    out: list[str] = []
-    for raw in values or []:
-        for part in str(raw).split(","):
-            if part.strip() and part.strip() not in out:
-                out.append(part.strip())
-    for value in out:
-        if any(c.isspace() or ord(c) < 32 for c in value):
-            raise UsageError(f"{flag} {value!r} is not an id")
-    return out
 
 
 def suite_body(name: str, failure_modes: list[str], *, per_mode: int | None = None,
@@ -99,80 +59,6 @@ def regenerate_body(*, per_mode: int | None = None, strategies: list[str] | None
     if connection:
         body["connection_id"] = connection
     return body
-
-
-@dataclass
-class StressSettings(EvalRunSettings):
-    """``neens stress run`` / ``launch``: eval run settings plus the suite knobs."""
-
-    suite_id: str | None = None
-    suite_name: str | None = None
-    failure_modes: list[str] = field(default_factory=list)
-    per_mode: int | None = None
-    strategies: list[str] = field(default_factory=list)
-    no_replay: bool = False
-    connection: str | None = None  # LLM connection used for generation
-    agent_connection: str | None = None  # push: the agent_http connection Neens calls
-    runner_mode: str | None = None
-    judges: list[str] = field(default_factory=list)
-    ready_timeout: float = DEFAULT_READY_TIMEOUT
-
-    @property
-    def push(self) -> bool:
-        return bool(self.agent_connection) or self.runner_mode == "push"
-
-    def validate_stress(self, environ: Mapping[str, str], *, drive: bool = True,
-                        policy: Any = None) -> StressSettings:
-        """Every check before a request. ``drive``: ``stress run`` (needs a way to run the
-        scenarios: ``-- COMMAND`` or ``--agent-connection``); else ``stress launch``."""
-        self.gates = None  # a stress test runs over the suite's scenarios only
-        self.failure_modes = ids(self.failure_modes, "--failure-mode")
-        self.judges = ids(self.judges, "--judge")
-        self.strategies = parse_strategies(self.strategies)
-        check_per_mode(self.per_mode)
-        _finite("--ready-timeout", self.ready_timeout, positive=True)
-        self.suite_id = (self.suite_id or "").strip() or None
-        self.agent_connection = (self.agent_connection or "").strip() or None
-        if self.runner_mode is not None:
-            self.runner_mode = self.runner_mode.strip().lower()
-            if self.runner_mode not in ("push", "runner"):
-                raise UsageError(f"--runner-mode must be push or runner, got {self.runner_mode!r}")
-            if self.runner_mode == "runner" and self.agent_connection:
-                raise UsageError("--agent-connection is for push runs: drop --runner-mode runner")
-        if drive:
-            if self.suite_id and (self.failure_modes or self.per_mode is not None
-                                  or self.strategies or self.no_replay or self.connection):
-                raise UsageError("--suite-id reuses a generated suite: --failure-mode, "
-                                 "--per-mode, --strategy, --no-replay and --connection only "
-                                 "apply to a new one (use 'neens stress regenerate' to change it)")
-            if not self.suite_id and not self.failure_modes:
-                raise UsageError("nothing to attack: pass --failure-mode ID (repeatable) to "
-                                 "generate a suite, or --suite-id ID to reuse one")
-            if self.command and self.push:
-                raise UsageError("--agent-connection (Neens calls the agent) and an agent "
-                                 "command after '--' (pull) exclude each other: pick one")
-            if not self.command and not self.push:
-                raise UsageError("no agent: put the agent command after '--' (pull), or pass "
-                                 "--agent-connection ID (push)")
-        if self.version_label is not None and not self.version_label.strip():
-            raise UsageError("--version-label is empty")
-        if not self.version_label:
-            prov = provenance.resolve(environ, git_sha=self.git_sha, branch=self.branch,
-                                      pr_number=self.pr_number, pr_url=self.pr_url,
-                                      repo=self.repo)
-            if not prov.short_sha:
-                raise UsageError("a stress test needs --version-label LABEL (no commit was "
-                                 "detected from the CI environment to label the candidate)")
-            self.version_label = prov.short_sha
-        self.version_label = self.version_label.strip()
-        # the shared checks of ``eval run --create`` (connection, baseline, gate, policy
-        # overrides, execution, provenance); the suite stands in for the dataset
-        dataset, self.dataset, self.create = self.dataset, "scenario-suite", True
-        try:
-            EvalRunSettings.validate(self, need_command=drive and not self.push)
-        finally:
-            self.dataset, self.create = dataset, False
-        return self
 
 
 def launch_body(settings: StressSettings, prov: provenance.Provenance,
@@ -328,9 +214,7 @@ def drive(client: Any, settings: StressSettings, outcome: Outcome, *, world: Wor
                        on_poll=lambda s: setattr(outcome, "suite", s))
     for line in skipped_lines(suite):
         world.log(f"neens: warning: {line}")
-    prov = provenance.resolve(world.environ, git_sha=settings.git_sha, branch=settings.branch,
-                              pr_number=settings.pr_number, pr_url=settings.pr_url,
-                              repo=settings.repo)
+    prov = settings.resolve_provenance(world.environ)
     run = launch(client, suite_id, launch_body(settings, prov, policy), world=world,
                  outcome=outcome)
     outcome.extra["version_label"] = settings.version_label

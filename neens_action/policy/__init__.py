@@ -9,7 +9,7 @@ the server's payloads into a :class:`PolicyEval` (pure).
 from __future__ import annotations
 
 from neens_action.errors import PolicyError
-from neens_action.policy.evaluate import PolicyEval, RuleResult, evaluate
+from neens_action.policy.evaluate import PolicyEval, RuleResult, apply_policy, evaluate
 from neens_action.policy.model import GatePolicy, build_policy, merge_server_gate
 from neens_action.policy.validate import DIMENSIONS, Rule
 
@@ -23,6 +23,7 @@ __all__ = [
     "PolicyEval",
     "Rule",
     "RuleResult",
+    "apply_policy",
     "build_policy",
     "evaluate",
     "merge_server_gate",

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from neens_action.outcome import Outcome
 from neens_action.policy.validate import NESTED, Rule, fmt
+
+if TYPE_CHECKING:
+    from neens_action.policy.model import GatePolicy
 
 AVG_TRAIT = {"cost": "avg_cost", "latency": "avg_latency", "steps": "avg_steps"}
 DELTA_SIGNAL = {"cost": "cost", "latency": "latencyMs", "steps": "steps"}
@@ -196,6 +200,15 @@ def evaluate(
         warned=any(r.status == "warn" for r in results),
         results=results,
     )
+
+
+def apply_policy(policy: GatePolicy | None, outcome: Outcome) -> None:
+    """The one place a policy meets an outcome: once the flow fetched the gate (and, with a
+    policy, the comparison and metrics), evaluate it into ``outcome.policy_eval``."""
+    if policy is None or not isinstance(outcome.gate, dict):
+        return
+    outcome.policy_eval = evaluate(policy, run=outcome.run or {},
+                                   comparison=outcome.comparison, metrics=outcome.metrics)
 
 
 def evaluate_rule(rule: Rule, data: Signals, mode: str) -> list[RuleResult]:

@@ -15,8 +15,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from neens_action.policy.gates import parse_gates
 from neens_action.policy.load import decode_policy, read_policy_bytes
-from neens_action.policy.validate import Checker, Rule, describe, parse_document, parse_scalar
+from neens_action.policy.validate import (
+    MISSING_BASELINE_MODES,
+    TOP_KEYS,
+    Checker,
+    Document,
+    Rule,
+    describe,
+    parse_gate,
+    parse_rules,
+    parse_scalar,
+)
 
 # override key -> (flag, dimension)  (spec 9.7); order = order the injected rules are appended
 OVERRIDES: dict[str, tuple[str, str]] = {
@@ -25,6 +36,23 @@ OVERRIDES: dict[str, tuple[str, str]] = {
     "min_avg_score": ("--min-avg-score", "min_avg_score"),
     "max_abs_failures": ("--max-abs-failures", "max_abs_failures"),
 }
+
+
+def parse_document(data: Any, chk: Checker) -> Document:
+    """Validate a whole decoded policy document."""
+    if not isinstance(data, dict):
+        chk.fail("", f"expected an object at the top level, got {describe(data)}")
+    chk.obj("top level", data, "an object")
+    chk.known_keys("", data, TOP_KEYS)
+    omb = data.get("on_missing_baseline")
+    mode = "warn" if omb is None else chk.choice("on_missing_baseline", omb, MISSING_BASELINE_MODES)
+    return Document(
+        gate=parse_gate(data.get("gate"), chk),
+        gates=parse_gates(data.get("gates"), chk),
+        rules=parse_rules(data.get("rules"), chk),
+        on_missing_baseline=mode,
+    )
+
 
 
 @dataclass(frozen=True)

@@ -171,24 +171,6 @@ def join(path: str, key: str) -> str:
     return f"{path}.{shown}" if path else shown
 
 
-def parse_document(data: Any, chk: Checker) -> Document:
-    """Validate a whole decoded policy document."""
-    from neens_action.policy.gates import parse_gates  # local: gates imports this module
-
-    if not isinstance(data, dict):
-        chk.fail("", f"expected an object at the top level, got {describe(data)}")
-    chk.obj("top level", data, "an object")
-    chk.known_keys("", data, TOP_KEYS)
-    omb = data.get("on_missing_baseline")
-    mode = "warn" if omb is None else chk.choice("on_missing_baseline", omb, MISSING_BASELINE_MODES)
-    return Document(
-        gate=parse_gate(data.get("gate"), chk),
-        gates=parse_gates(data.get("gates"), chk),
-        rules=parse_rules(data.get("rules"), chk),
-        on_missing_baseline=mode,
-    )
-
-
 def parse_gate(value: Any, chk: Checker) -> dict[str, Any] | None:
     """The server-gate block, cleaned: ``cost`` dropped when null/{}; None when empty."""
     if value is None:

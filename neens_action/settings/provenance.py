@@ -23,11 +23,27 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from neens_action.settings.run import clean_repo
-
 _HEX = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PR_REF = re.compile(r"^refs/pull/(\d+)/(?:merge|head)$")
 _TRUTHY = {"1", "true", "yes"}
+
+
+def clean_repo(value: str | None) -> str | None:
+    """Trim, strip scheme / credentials / trailing slashes / ``.git``; None when invalid."""
+    if value is None:
+        return None
+    v = value.strip()
+    if not v or len(v) > 255 or any(ord(c) < 32 or ord(c) == 127 for c in v):
+        return None
+    if "://" in v:
+        v = v.split("://", 1)[1]
+    if "@" in v.split("/", 1)[0]:
+        v = v.split("@", 1)[1]
+    v = v.rstrip("/")
+    if v.endswith(".git"):
+        v = v[:-4]
+    v = v.rstrip("/")
+    return v or None
 
 
 def truthy(value: str | None) -> bool:

@@ -11,19 +11,23 @@ Environment defaults: ``NEENS_BASE_URL``, ``NEENS_API_KEY``, ``NEENS_PROJECT_ID`
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
-from urllib.parse import urlsplit
 
 from neens_action.errors import UsageError
+from neens_action.settings import shard
+from neens_action.settings.connection import (
+    CONNECTION_ENV,
+    Connection,
+    check_number,
+    env_defaults,
+)
+from neens_action.settings.provenance import Provenance, clean_repo, resolve
 
 _ENV = {
-    "base_url": "NEENS_BASE_URL",
-    "api_key": "NEENS_API_KEY",
-    "project_id": "NEENS_PROJECT_ID",
+    **CONNECTION_ENV,
     "gate_policy": "NEENS_GATE_POLICY",
     "gates": "NEENS_GATES",
     "repo": "NEENS_REPO",
@@ -85,61 +89,10 @@ def parse_gates(value: str | list[str] | None) -> str | list[str] | None:
     return list(dict.fromkeys(ids))
 
 
-def clean_repo(value: str | None) -> str | None:
-    """Trim, strip scheme / credentials / trailing slashes / ``.git``; None when invalid."""
-    if value is None:
-        return None
-    v = value.strip()
-    if not v or len(v) > 255 or any(ord(c) < 32 or ord(c) == 127 for c in v):
-        return None
-    if "://" in v:
-        v = v.split("://", 1)[1]
-    if "@" in v.split("/", 1)[0]:
-        v = v.split("@", 1)[1]
-    v = v.rstrip("/")
-    if v.endswith(".git"):
-        v = v[:-4]
-    v = v.rstrip("/")
-    return v or None
-
-
-def check_base_url(url: str | None) -> str:
-    if not url or not url.strip():
-        raise UsageError("no Neens base URL: pass --base-url or set NEENS_BASE_URL")
-    u = url.strip()
-    parts = urlsplit(u)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--base-url must be an http(s) URL such as https://neens.example.com, "
-                         f"got {u[:80]!r}")
-    if parts.username or parts.password:
-        raise UsageError("--base-url must not carry credentials: pass the key with --api-key")
-    return u.rstrip("/")
-
-
-def _finite(name: str, value: float | None, *, lo: float | None = None,
-            hi: float | None = None, positive: bool = False) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise UsageError(f"{name} must be a number, got {value!r}")
-    if positive and value <= 0:
-        raise UsageError(f"{name} must be greater than 0, got {value:g}")
-    if lo is not None and value < lo:
-        raise UsageError(f"{name} must be at least {lo:g}, got {value:g}")
-    if hi is not None and value > hi:
-        raise UsageError(f"{name} must be at most {hi:g}, got {value:g}")
-
-
 @dataclass
-class EvalRunSettings:
+class EvalRunSettings(Connection):
     """Everything ``neens eval run`` (and the pull mode of the action) needs."""
 
-    # connection
-    base_url: str = ""
-    api_key: str | None = field(default=None, repr=False)
-    project_id: str | None = None
-    request_timeout: float = 30.0
-    retries: int = 5  # safe calls; chaos-tested (issue 10): 6 attempts, ~8 s of backoff
     # target
     run_id: str | None = None
     create: bool = False
@@ -191,18 +144,29 @@ class EvalRunSettings:
     baseline_wire: dict[str, str] | None = field(default=None, repr=False)
     gates_wire: str | list[str] | None = field(default=None, repr=False)
     declared_gates: bool = field(default=False, repr=False)
+    # the candidate's commit, branch, PR/MR, repo: resolved once (resolve_provenance)
+    provenance: Provenance | None = field(default=None, repr=False)
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], environ: Mapping[str, str]) -> EvalRunSettings:
         """Flags win; unset flags (None) fall back to their ``NEENS_*`` variable."""
         known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in flags.items() if k in known and v is not None}
-        for attr, var in _ENV.items():
-            if values.get(attr) in (None, "") and environ.get(var, "").strip():
-                values[attr] = environ[var].strip()
+        values = env_defaults({k: v for k, v in flags.items() if k in known and v is not None},
+                              environ, _ENV)
         if "command" in values:
             values["command"] = list(values["command"])
-        return cls(**values)
+        settings = cls(**values)
+        settings.resolve_provenance(environ)
+        return settings
+
+    def resolve_provenance(self, environ: Mapping[str, str]) -> Provenance:
+        """Detect the candidate's provenance from the CI environment, explicit flags winning;
+        done once, kept in ``self.provenance`` for every flow and report."""
+        if self.provenance is None:
+            self.provenance = resolve(environ, git_sha=self.git_sha, branch=self.branch,
+                                      pr_number=self.pr_number, pr_url=self.pr_url,
+                                      repo=self.repo)
+        return self.provenance
 
     @property
     def overrides(self) -> dict[str, float | int]:
@@ -230,13 +194,11 @@ class EvalRunSettings:
 
         ``declared_gates``: the policy file has a ``gates`` block (it implies creating a run).
         """
-        from neens_action.flows.shard import check_flags, needs_command
-
         self.declared_gates = declared_gates
-        self.base_url = check_base_url(self.base_url)
+        self.check_connection()
         self.gates_wire = parse_gates(self.gates)
-        check_flags(self)  # --shard / --no-start / --finish / --only-create
-        if need_command and needs_command(self) and not self.command:
+        shard.check_flags(self)  # --shard / --no-start / --finish / --only-create
+        if need_command and shard.needs_command(self) and not self.command:
             raise UsageError("no agent command: put it after '--', e.g. "
                              "neens eval run --run-id ppr_1 -- python -m my_agent")
         if self.run_id is not None and not self.run_id.strip():
@@ -263,18 +225,17 @@ class EvalRunSettings:
             isinstance(self.max_regressions, bool) or int(self.max_regressions) < 0
         ):
             raise UsageError(f"--max-regressions must be 0 or more, got {self.max_regressions}")
-        _finite("--min-pass-rate", self.min_pass_rate, lo=0.0, hi=1.0)
-        _finite("--min-avg-score", self.min_avg_score, lo=0.0, hi=1.0)
-        _finite("--max-cost-delta-pct", self.max_cost_delta_pct)
-        _finite("--max-latency-delta-pct", self.max_latency_delta_pct)
+        check_number("--min-pass-rate", self.min_pass_rate, lo=0.0, hi=1.0)
+        check_number("--min-avg-score", self.min_avg_score, lo=0.0, hi=1.0)
+        check_number("--max-cost-delta-pct", self.max_cost_delta_pct)
+        check_number("--max-latency-delta-pct", self.max_latency_delta_pct)
         if self.max_abs_failures is not None and int(self.max_abs_failures) < 0:
             raise UsageError(f"--max-abs-failures must be 0 or more, got {self.max_abs_failures}")
         if isinstance(self.concurrency, bool) or int(self.concurrency) < 1:
             raise UsageError(f"--concurrency must be 1 or more, got {self.concurrency}")
-        _finite("--timeout", self.timeout, positive=True)
-        _finite("--poll-interval", self.poll_interval, positive=True)
-        _finite("--poll-timeout", self.poll_timeout, positive=True)
-        _finite("request timeout", self.request_timeout, positive=True)
+        check_number("--timeout", self.timeout, positive=True)
+        check_number("--poll-interval", self.poll_interval, positive=True)
+        check_number("--poll-timeout", self.poll_timeout, positive=True)
         if self.output_cap < 1024:
             raise UsageError("output cap must be at least 1024 bytes")
         if self.git_sha is not None and not _HEX.match(self.git_sha.strip()):

@@ -1,4 +1,5 @@
-"""E21 ``POST /v1/traces``: the OTLP/HTTP receiver (protobuf and JSON). Table: ``spans``.
+"""E21 ``POST /v1/traces``: the OTLP/HTTP receiver (protobuf and JSON). Spans are stored in
+the ``spans`` table (owned by ``neens_sandbox.spans``).
 
 Correlation (decision 14): ``neens.eval_run_id`` + ``neens.dataset_item_id`` from the
 resource attributes, else from the span's own attributes; values are percent-decoded. A
@@ -16,19 +17,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from neens_sandbox import otlp, runs_api
-from neens_sandbox.context import Context
-from neens_sandbox.db import dumps, loads, register_schema
+from neens_sandbox import spans as spans_table
+from neens_sandbox.db import dumps, loads
 from neens_sandbox.http import ApiError, Request, Response, Route
-from neens_sandbox.scoring import load_pricing, session_from_spans
-
-register_schema("traces", [
-    """CREATE TABLE IF NOT EXISTS spans (
-        run_id TEXT NOT NULL, item_id TEXT NOT NULL, trace_id TEXT NOT NULL,
-        span_id TEXT NOT NULL, parent_span_id TEXT NOT NULL, name TEXT NOT NULL,
-        start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, attributes TEXT NOT NULL,
-        resource TEXT NOT NULL, received_at REAL NOT NULL,
-        PRIMARY KEY (run_id, item_id, trace_id, span_id))""",
-])
 
 RUN_KEY, ITEM_KEY, LABEL_KEY = "neens.eval_run_id", "neens.dataset_item_id", "neens.version_label"
 LEGACY_PREFIX = "beacon."
@@ -51,25 +42,6 @@ def _legacy(span: dict[str, Any]) -> tuple[list[str], str | None]:
     run = span["resource"].get("beacon.eval_run_id") or span["attributes"].get(
         "beacon.eval_run_id")
     return keys, unquote(str(run)) if run else None
-
-
-def traced_items(ctx: Context, run_id: str) -> set[str]:
-    """Ids of the run's items that received at least one span."""
-    return {r["item_id"] for r in ctx.db.all(
-        "SELECT DISTINCT item_id FROM spans WHERE run_id = ?", (run_id,))}
-
-
-def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
-    """The session of one item from every stored span (None when no span arrived)."""
-    rows = ctx.db.all("SELECT * FROM spans WHERE run_id = ? AND item_id = ?", (run_id, item_id))
-    if not rows:
-        return None
-    spans = [{
-        "traceId": r["trace_id"], "spanId": r["span_id"], "parentSpanId": r["parent_span_id"],
-        "name": r["name"], "startNs": r["start_ns"], "endNs": r["end_ns"],
-        "attributes": loads(r["attributes"], {}), "resource": loads(r["resource"], {}),
-    } for r in rows]
-    return session_from_spans(spans, load_pricing(ctx.db))
 
 
 def ingest(req: Request) -> Response:
@@ -123,19 +95,14 @@ def ingest(req: Request) -> Response:
                 continue
             if any(lbl != run["version_label"] for lbl in labels.get((run_id, item_id), ())):
                 con.execute("UPDATE runs SET label_mismatch = 1 WHERE id = ?", (run_id,))
-            con.executemany(
-                "INSERT OR REPLACE INTO spans VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(run_id, item_id, s["traceId"], s["spanId"], s["parentSpanId"], s["name"],
-                  s["startNs"], s["endNs"], dumps(s["attributes"]), dumps(s["resource"]), now)
-                 for s in group],
-            )
+            spans_table.store_spans(con, run_id, item_id, group, now)
             accepted[(run_id, item_id)] = any(not s["parentSpanId"] for s in group)
     touched = set()
     for (run_id, item_id), has_root in accepted.items():
         scored = ctx.db.one("SELECT scored_at FROM run_items WHERE run_id = ? AND item_id = ?",
                             (run_id, item_id))
         if has_root or (scored is not None and scored["scored_at"] is not None):
-            session = item_session(ctx, run_id, item_id)
+            session = spans_table.item_session(ctx, run_id, item_id)
             if session is not None:
                 runs_api.record_session(ctx, run_id, item_id, session)
                 touched.add(run_id)

@@ -10,14 +10,17 @@ import pytest
 
 from neens_action import __version__
 from tests.e2e.lab import Lab, action_image, image_size
-from tests.helpers import ROOT
+from tests.helpers import EXAMPLES, ROOT, Sandbox
 
 pytestmark = pytest.mark.e2e
 
 
 def run_image(lab: Lab, image: str, *args: str, env: dict[str, str] | None = None,
-              entrypoint: str | None = None, timeout: float = 120):
+              entrypoint: str | None = None, volumes: dict[str, str] | None = None,
+              timeout: float = 120):
     cmd = ["run", "--rm", "--network", "host"]
+    for host, inside in (volumes or {}).items():
+        cmd += ["-v", f"{host}:{inside}:ro"]
     for name, value in (env or {}).items():
         cmd += ["-e", f"{name}={value}"]
     if entrypoint is not None:
@@ -50,6 +53,35 @@ def test_no_arguments_is_the_ci_front_door(lab, image):
     assert proc.returncode == 2, proc.stdout
     assert re.search(r"^::error[^:]*::concurrency", proc.stdout, re.M), proc.stdout
     assert "Traceback" not in proc.stdout
+
+
+def test_the_sandbox_is_not_in_the_image_and_eval_run_works(lab, image, e2e_sandbox: Sandbox):
+    # The sandbox is its own package (neens_sandbox), never copied into the image.
+    proc = run_image(lab, image, "-c", "import neens_sandbox", entrypoint="python3")
+    assert proc.returncode != 0, proc.stdout
+    assert "No module named 'neens_sandbox'" in proc.stdout, proc.stdout
+    proc = run_image(lab, image, "-c",
+                     "ls /opt/neens/venv/lib/python3*/site-packages | grep -i sandbox",
+                     entrypoint="sh")
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+    # `neens sandbox` there says so in one line (exit 2), no traceback.
+    proc = run_image(lab, image, "sandbox", "serve", "--help")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stdout.strip() == ("neens: error: the sandbox is not installed here: "
+                                   "pip install 'neens-action[sandbox]'"), proc.stdout
+    # While a real pre-prod eval runs in it: the example agent replays the dataset against the
+    # sandbox on the host and the gate passes.
+    env = {"NEENS_BASE_URL": e2e_sandbox.url, "NEENS_API_KEY": e2e_sandbox.api_key,
+           "OTEL_EXPORTER_OTLP_ENDPOINT": e2e_sandbox.url,
+           "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {e2e_sandbox.api_key}",
+           "AGENT_MODE": "good"}
+    proc = run_image(lab, image, "eval", "run", "--create", "--dataset", "ds_refunds",
+                     "--version-label", "image-no-sandbox", "--min-pass-rate", "0.9",
+                     "--poll-interval", "1", "--", "python3", "/agent/agent.py",
+                     env=env, volumes={str(EXAMPLES / "agent"): "/agent"}, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "Traceback" not in proc.stdout
+    assert e2e_sandbox.api_key not in proc.stdout
 
 
 def test_image_shape(lab, image):

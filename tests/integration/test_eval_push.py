@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from neens_action.api.client import NeensClient
-from neens_action.flows.push import run_push_eval
+from neens_action.library import run_push_eval
 from neens_action.policy import GatePolicy
 from neens_action.world import World
 from tests.helpers import Sandbox, run_cli

@@ -15,8 +15,16 @@ from typing import Any
 import pytest
 
 from neens_action.agents.correlation import SweepTag, item_env
-from tests.helpers import PY, ROOT, Sandbox, run_cli, start_sandbox
-from tests.integration.sandbox.support import db_count, items_of, start_http_agent
+from tests.helpers import (
+    PY,
+    ROOT,
+    Sandbox,
+    db_count,
+    items_of,
+    run_cli,
+    start_http_agent,
+    start_sandbox,
+)
 
 DATA = ROOT / "tests" / "integration" / "data"
 SEED = DATA / "sweep_seed.yaml"

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from neens_action import __version__
-from neens_action.outcome import Outcome
-from neens_action.verdict import ci_result_payload, decide
+from neens_action.outcome import Outcome, SweepOutcome
+from neens_action.verdict import ci_result_payload, decide, decide_step, decide_sweep, decide_watch
 
 
 @dataclass
@@ -90,3 +90,56 @@ def test_ci_result_errored_and_interrupted():
     assert ci_result_payload(o)["gate_passed"] is None
     i = outcome(interrupted=True, error="interrupted")
     assert ci_result_payload(i)["exit_code"] == 130
+
+
+# ---------------------------------------------------------------- the other rules
+
+
+@pytest.mark.parametrize("kw, expected", [
+    ({"mode": "create", "run_id": "ppr_1"}, (0, "created")),
+    ({"mode": "shard", "run_id": "ppr_1"}, (0, "replayed")),
+    ({"mode": "create", "run_id": ""}, (2, "errored")),  # nothing was created: no pass
+    ({"mode": "shard", "run_id": "ppr_1", "error": "agents failed"}, (2, "errored")),
+    ({"mode": "shard", "run_id": "ppr_1", "interrupted": True}, (130, "errored")),
+])
+def test_decide_step_never_claims_a_pass(kw, expected):
+    assert decide_step(Outcome(**kw)) == expected
+
+
+def test_decide_watch():
+    assert decide_watch(1, interrupted=False) == 1
+    assert decide_watch(0, interrupted=True) == 130
+    assert decide_watch(None, interrupted=False) == 2  # no iteration ran: nothing measured
+
+
+def _cmp(outcome: str, status: str = "completed", **kw) -> dict:
+    return {"sweepId": "msw", "status": status, "verdict": {"outcome": outcome}, **kw}
+
+
+@pytest.mark.parametrize("kw, expected", [
+    # preview: an estimate (refusals included) is 0, none is 2
+    ({"command": "preview", "estimate": {"totalRuns": 1}}, (0, "passed")),
+    ({"command": "preview"}, (2, "errored")),
+    # start/get: the state rule
+    ({"command": "get", "sweep": {"status": "running"}}, (0, "passed")),
+    ({"command": "get", "sweep": {"status": "running"}, "require_all_arms": True},
+     (1, "blocked")),
+    ({"command": "get"}, (2, "errored")),
+    # decide / mode sweep: the require-winner rule
+    ({"command": "decide", "comparison": _cmp("none_clear"), "require_winner": False},
+     (0, "passed")),
+    ({"command": "decide", "comparison": _cmp("none_clear"), "require_winner": True},
+     (1, "blocked")),
+    ({"command": "run", "comparison": _cmp("none_clear"), "require_winner": False},
+     (0, "passed")),
+    # sweep run (require_winner None): a winner passes, none fails, void errors
+    ({"command": "run", "comparison": _cmp("winner")}, (0, "passed")),
+    ({"command": "run", "comparison": _cmp("none_clear")}, (1, "blocked")),
+    ({"command": "run", "comparison": _cmp("winner", comparable=False)}, (2, "errored")),
+    ({"command": "run", "comparison": _cmp("winner", status="running")}, (2, "errored")),
+    ({"command": "run"}, (2, "errored")),  # no comparison: nothing was measured
+    ({"command": "run", "comparison": _cmp("winner"), "error": "x"}, (2, "errored")),
+    ({"command": "run", "comparison": _cmp("winner"), "interrupted": True}, (130, "errored")),
+])
+def test_decide_sweep(kw, expected):
+    assert decide_sweep(SweepOutcome(**kw)) == expected

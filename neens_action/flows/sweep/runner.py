@@ -27,8 +27,6 @@ from typing import Any
 from neens_action.agents.correlation import SweepTag, item_env, otlp_warning
 from neens_action.agents.runner import Job, Runner
 from neens_action.errors import (
-    EXIT_ERROR,
-    EXIT_INTERRUPTED,
     Interrupted,
     NeensApiError,
     NeensError,
@@ -39,10 +37,9 @@ from neens_action.flows.sweep.shared import (
     Poll,
     SweepClient,
     poll_sweep,
-    run_exit_code,
-    signals_as_interrupt,
 )
 from neens_action.outcome import Invocation, SweepOutcome
+from neens_action.verdict import sweep_run_problem
 from neens_action.world import World
 
 START_ATTEMPTS = 3
@@ -215,17 +212,16 @@ class _Drive:
         out = self.outcome
         phase = "setup"
         try:
-            with signals_as_interrupt():
-                sweep = self._attach()
-                phase = "drive"
-                if not self._drive(sweep):
-                    return out
-                phase = "poll"
-                self._poll_and_decide()
+            sweep = self._attach()
+            phase = "drive"
+            if not self._drive(sweep):
+                return out
+            phase = "poll"
+            self._poll_and_compare()
         except Interrupted:
             self._interrupted()
         except NeensError as err:
-            out.error, out.exit_code = str(err), err.exit_code
+            out.error = str(err)
             if phase == "drive":
                 self._abort_run_phase()
         return out
@@ -297,7 +293,7 @@ class _Drive:
 
         self.runner = self.runner_factory(
             p.command, timeout=p.timeout, concurrency=p.concurrency, output_cap=p.output_cap,
-            log=self._runner_log)
+            log=self._runner_log, environ=self.world.environ)  # NEENS_LAUNCHER
         invocations = self.runner.run(jobs, on_result=on_result) if jobs else []
         out.invocations = invocations  # --json never carries agent output (report/sweep_json)
         if jobs and not any(inv.ok for inv in invocations):
@@ -312,7 +308,6 @@ class _Drive:
             log(f"  {len(out.failed_starts)} run(s) could not be started; resume with: {hint}")
             out.error = (f"{len(out.failed_starts)} child run(s) could not be started after "
                          f"{len(p.start_waits) + 1} attempts; resume with: {hint}")
-            out.exit_code = EXIT_ERROR
             return False
         return True
 
@@ -337,7 +332,7 @@ class _Drive:
         with self.lock:
             self.outcome.failed_starts.append(entry)
 
-    def _poll_and_decide(self) -> None:
+    def _poll_and_compare(self) -> None:
         p, out = self.params, self.outcome
         self.world.log("Waiting for the sweep to be scored ...")
         sweep, timed_out = poll_sweep(self.client, out.sweep_id, poll=p.poll, world=self.world)
@@ -351,7 +346,7 @@ class _Drive:
             out.sweep_id, bar=p.bar, baseline_arm=p.baseline_arm)
         comparison.setdefault("sweepId", out.sweep_id)
         out.comparison = comparison
-        out.exit_code, out.error = run_exit_code(comparison)
+        out.error = sweep_run_problem(comparison)  # void, failed, unfinished
 
     # -- the error and signal paths ----------------------------------------------------------
 
@@ -387,7 +382,6 @@ class _Drive:
             self._cancel()
         out.interrupted = True
         out.error = "interrupted"
-        out.exit_code = EXIT_INTERRUPTED
 
 
 def run_flow(client: SweepClient, params: SweepRunParams, *, world: World,

@@ -20,11 +20,10 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import (
     EXIT_ERROR,
-    EXIT_INTERRUPTED,
     Interrupted,
     NeensApiError,
     NeensError,
@@ -36,7 +35,13 @@ from neens_action.flows.watch import diff as watch_diff
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
 from neens_action.outcome import Outcome
 from neens_action.report.render import watch_text
+from neens_action.verdict import decide_watch
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+    from neens_action.policy import GatePolicy
+    from neens_action.settings.run import EvalRunSettings
 
 FATAL_CREATE_STATUSES = frozenset({401, 403, 404, 422})
 DEFAULT_LABEL = "local"
@@ -93,8 +98,9 @@ def session_stamp(world: World) -> str:
 class WatchLoop:
     """One watch session. ``run()`` returns the exit code."""
 
-    def __init__(self, settings: Any, opts: WatchOptions, *, client: Any, world: World,
-                 policy: Any = None, watcher: TreeWatcher | None = None) -> None:
+    def __init__(self, settings: EvalRunSettings, opts: WatchOptions, *, client: NeensClient,
+                 world: World,
+                 policy: GatePolicy | None = None, watcher: TreeWatcher | None = None) -> None:
         self.settings = settings
         self.opts = opts
         self.client = client
@@ -134,11 +140,11 @@ class WatchLoop:
                                      "stops)")
                 if self.opts.once or (self.opts.max_iterations is not None
                                       and number >= self.opts.max_iterations):
-                    return result.exit_code
+                    return decide_watch(result.exit_code, interrupted=False)
                 trigger = self.next_trigger(number)
         except (Interrupted, KeyboardInterrupt):
             self.interrupted()
-            return EXIT_INTERRUPTED
+            return decide_watch(None, interrupted=True)
 
     def next_trigger(self, number: int) -> list[str]:
         """Saves made during iteration ``number`` give one follow-up; else wait for a save."""
@@ -252,8 +258,10 @@ class WatchLoop:
 
     def conclude(self, result: IterationResult, outcome: Outcome) -> None:
         """Exit code, verdicts, diff; print the result block and the --json line."""
+        from neens_action.policy import apply_policy
         from neens_action.verdict import decide
 
+        apply_policy(self.policy, outcome)  # each iteration is gated like one eval run
         result.run_id = outcome.run_id
         result.exit_code, _ = decide(outcome)
         result.error = outcome.error
@@ -315,13 +323,13 @@ class WatchLoop:
             return []
 
 
-def _declares_gates(policy: Any) -> bool:
+def _declares_gates(policy: GatePolicy | None) -> bool:
     block = getattr(policy, "gates_block", None)
     return bool(callable(block) and block() is not None)
 
 
-def run_watch(settings: Any, opts: WatchOptions, *, client: Any, world: World,
-              policy: Any = None) -> int:
+def run_watch(settings: EvalRunSettings, opts: WatchOptions, *, client: NeensClient, world: World,
+              policy: GatePolicy | None = None) -> int:
     """The whole command; raises NeensError (exit 2) when the watcher must stop."""
     if not settings.dataset:
         raise UsageError("neens eval watch needs --dataset ID (the golden set every "

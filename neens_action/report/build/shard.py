@@ -1,8 +1,8 @@
 """Reports, verdicts and ``--json`` documents of the sharding steps that gate nothing.
 
 ``--only-create`` (mode ``create``) and ``--shard I/N`` / ``--no-start`` (mode ``shard``) do
-not measure anything, so they never claim a pass: their build verdict is ``created`` or
-``replayed`` (exit 0), ``errored`` (exit 2) or, on SIGINT/SIGTERM, exit 130. No ci-result is
+not measure anything, so they never claim a pass (``verdict.decide_step``): their build verdict
+is ``created`` or ``replayed`` (exit 0), ``errored`` (exit 2) or, on SIGINT/SIGTERM, exit 130. No ci-result is
 sent for them (the finish job reports the run's verdict). ``--finish`` is an ordinary eval
 report (``report.build.build_eval_report``) whose JSON adds ``missingItems``.
 
@@ -25,22 +25,14 @@ from typing import Any
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASSED
 from neens_action.outcome import Outcome
 from neens_action.report.model import Report, Table
+from neens_action.verdict import decide_step
 
 FORMAT = 1
 FAILED_ROWS = 20
 
 
-def decide_step(outcome: Outcome) -> tuple[int, str]:
-    """(exit code, verdict) for ``create`` / ``shard`` outcomes."""
-    if outcome.interrupted:
-        return EXIT_INTERRUPTED, "errored"
-    if outcome.error or not outcome.run_id:
-        return EXIT_ERROR, "errored"
-    return EXIT_PASSED, "created" if outcome.mode == "create" else "replayed"
-
-
 def _finish_cmd(outcome: Outcome) -> str:
-    from neens_action.flows.shard import resume_command
+    from neens_action.settings.shard import resume_command
 
     return resume_command(outcome.run_id)
 
@@ -116,7 +108,7 @@ def _doc(outcome: Outcome, report: Report) -> dict[str, Any]:
 
 
 def create_document(outcome: Outcome, report: Report) -> dict[str, Any]:
-    from neens_action.report.render.json import _jsonable
+    from neens_action.report.render.json import jsonable
 
     doc = _doc(outcome, report)
     doc["run"] = outcome.run
@@ -125,11 +117,11 @@ def create_document(outcome: Outcome, report: Report) -> dict[str, Any]:
                              "<agent command>",
                     "finish": _finish_cmd(outcome)} if done else None)
     doc["warnings"] = list(report.warnings)
-    return _jsonable(doc)
+    return jsonable(doc)
 
 
 def shard_document(outcome: Outcome, report: Report) -> dict[str, Any]:
-    from neens_action.report.render.json import _jsonable
+    from neens_action.report.render.json import jsonable
 
     doc = _doc(outcome, report)
     info = outcome.extra.get("shard") or {}
@@ -140,7 +132,7 @@ def shard_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     doc["items"] = [{"itemId": inv.item_id, "returncode": inv.returncode,
                      "durationS": round(inv.duration_s, 3), "timedOut": inv.timed_out,
                      "error": inv.error} for inv in outcome.invocations]
-    return _jsonable(doc)
+    return jsonable(doc)
 
 
 def finish_document(outcome: Outcome, report: Report) -> dict[str, Any]:
@@ -151,18 +143,5 @@ def finish_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     return doc
 
 
-# pipeline.execute keyword arguments per step (also used by ci_shard's ModePlans)
-def execute_kwargs(mode: str) -> dict[str, Any]:
-    if mode == "create":
-        return {"build": build_create_report, "decide": decide_step,
-                "to_json": create_document, "report_ci": False, "mode": "create"}
-    if mode == "shard":
-        return {"build": build_shard_report, "decide": decide_step,
-                "to_json": shard_document, "report_ci": False, "mode": "shard"}
-    if mode == "finish":
-        return {"to_json": finish_document, "mode": "finish"}
-    raise ValueError(f"unknown sharding step {mode!r}")
-
-
-__all__ = ["build_create_report", "build_shard_report", "create_document", "decide_step",
-           "execute_kwargs", "finish_document", "shard_document"]
+__all__ = ["build_create_report", "build_shard_report", "create_document", "finish_document",
+           "shard_document"]

@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from neens_action.errors import EXIT_FAILED
 from neens_action.outcome import SweepOutcome
 from neens_action.report.model import Chart, Report, Table
-
-TERMINAL = frozenset({"completed", "completed_with_failures", "failed", "cancelled", "void"})
+from neens_action.verdict import SWEEP_TERMINAL as TERMINAL
+from neens_action.verdict import sweep_verdict
 
 ESTIMATE_TABLE = "Estimate"
 ARMS_TABLE = "Arms"
@@ -319,8 +320,14 @@ def arm_charts(arms: list[dict[str, Any]]) -> list[Chart]:
 # ---------------------------------------------------------------- the report
 
 
-def report_verdict(exit_code: int) -> str:
-    return {0: "passed", 1: "blocked"}.get(exit_code, "errored")
+def _require_winner_warning(outcome: SweepOutcome) -> list[str]:
+    """A sweep failed by require-winner says why (no arm clears the bar, or none yet)."""
+    if outcome.exit_code != EXIT_FAILED or not outcome.require_winner:
+        return []
+    status = (outcome.comparison or {}).get("status")
+    if status in TERMINAL:
+        return ["require-winner: no arm clears the bar"]
+    return [f"require-winner: the sweep is still {status}, so there is no winner yet"]
 
 
 def build_sweep_report(outcome: SweepOutcome) -> Report:
@@ -330,16 +337,17 @@ def build_sweep_report(outcome: SweepOutcome) -> Report:
     report = Report(
         kind="sweep",
         title=f"Sweep {outcome.sweep_id} — status={status}" if outcome.sweep_id else "Sweep",
-        verdict=report_verdict(outcome.exit_code),
+        verdict=outcome.build_verdict or sweep_verdict(outcome.exit_code),
         exit_code=outcome.exit_code,
         headline="",
         run_id=outcome.sweep_id,
         error="interrupted" if outcome.interrupted and not outcome.error else outcome.error,
-        warnings=list(outcome.warnings),
+        warnings=list(outcome.warnings) + _require_winner_warning(outcome),
     )
     winner = winner_label(comparison) if not is_void(sweep, comparison) else ""
     report.outputs = {
         "sweep-id": outcome.sweep_id,
+        "run-id": "",  # a sweep has child runs, not one run: see sweep-id
         "winner": winner,
         "exit-code": str(outcome.exit_code),
         "verdict": report.verdict,

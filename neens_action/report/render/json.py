@@ -41,18 +41,18 @@ from neens_action.report.model import Report
 FORMAT = 1
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
-        return _jsonable(to_json())
+        return jsonable(to_json())
     return str(value)
 
 
@@ -124,7 +124,7 @@ def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
                 "score": verdict.score if verdict else None,
             })
         doc["items"] = items
-    return _jsonable(doc)
+    return jsonable(doc)
 
 
 def dumps(doc: dict[str, Any]) -> str:

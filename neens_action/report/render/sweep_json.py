@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from neens_action.outcome import SweepOutcome
+from neens_action.report.model import Report
 
 
 def sweep_json_document(outcome: SweepOutcome) -> dict[str, Any]:
@@ -51,4 +52,12 @@ def sweep_json_document(outcome: SweepOutcome) -> dict[str, Any]:
             doc["failedStarts"] = list(outcome.failed_starts)
     if outcome.warnings:
         doc["warnings"] = list(outcome.warnings)
+    return doc
+
+
+def sweep_step_document(outcome: SweepOutcome, report: Report) -> dict[str, Any]:
+    """The result file of ``mode: sweep``: the sweep document, its mode and the winner."""
+    doc = sweep_json_document(outcome)
+    doc["mode"] = "sweep"
+    doc["winner"] = report.outputs.get("winner") or None
     return doc

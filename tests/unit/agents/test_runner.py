@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -12,24 +13,27 @@ from pathlib import Path
 
 import pytest
 
-from neens_action.agents import spawn
+from neens_action.agents import glibc_launcher, launcher
 from neens_action.agents.runner import Job, Runner
+from neens_action.errors import UsageError
 from tests.helpers import alive, wait_for
 
 PY = sys.executable
 
 
 @pytest.fixture(autouse=True, params=["posix_spawn", "posix_spawn without pidfd", "Popen"])
-def launcher(request, monkeypatch):
-    """Every runner test runs with each way of starting and waiting for agents."""
+def agent_launcher(request, monkeypatch):
+    """Every runner test runs with each way of starting and waiting for agents (a Runner
+    built without NEENS_LAUNCHER picks glibc where it is available, Popen otherwise)."""
     if request.param == "Popen":
-        monkeypatch.setattr(spawn, "launch", spawn.launch_popen)
+        monkeypatch.setattr(glibc_launcher, "load", lambda: None)  # as without glibc
+        assert Runner(["cat"]).launch is launcher.launch_popen
     else:
-        assert spawn._load_glibc() is not None  # Linux with glibc >= 2.34 (CI, the image)
-        monkeypatch.setattr(spawn, "launch", spawn.launch_spawn)
+        assert Runner(["cat"]).launch is launcher.launch_glibc  # glibc >= 2.34 (CI, image)
         if request.param.endswith("without pidfd"):
-            monkeypatch.setattr(spawn, "open_pidfd", lambda pid: None)
+            monkeypatch.setattr(launcher, "open_pidfd", lambda pid: None)
     return request.param
+
 
 def read_pids(path: Path, n: int, timeout: float = 30.0) -> list[int]:
     assert wait_for(lambda: path.exists() and len(path.read_text().split()) >= n, timeout)
@@ -264,3 +268,61 @@ def test_interrupt_in_waiting_thread_kills_agents(tmp_path):
     pids = read_pids(pidfile, 2)
     assert wait_for(lambda: not any(alive(p) for p in pids), 10)
     assert r.stopping
+
+
+def test_neens_launcher_popen_in_the_environment_makes_the_runner_use_popen(monkeypatch,
+                                                                            agent_launcher):
+    started: list[list[str]] = []
+
+    class Spy(subprocess.Popen):
+        def __init__(self, args, *rest, **kw):
+            started.append(list(args))
+            super().__init__(args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", Spy)
+    r = Runner([PY, "-c", "print('via popen')"], log=lambda s: None, keep_output=True,
+               environ={"NEENS_LAUNCHER": "popen"})
+    assert r.launch is launcher.launch_popen
+    out = r.run(jobs(2))
+    assert [i.output for i in out] == ["via popen\n", "via popen\n"]
+    assert len(started) == 2  # each agent started by Popen
+    started.clear()
+    forced = {"NEENS_LAUNCHER": "glibc"}
+    if agent_launcher == "Popen":  # glibc made unavailable: forcing it is a usage error
+        with pytest.raises(UsageError, match=r"^NEENS_LAUNCHER=glibc: .* or newer"):
+            Runner(["cat"], environ=forced)
+        return
+    r = Runner([PY, "-c", "pass"], log=lambda s: None, environ=forced)
+    assert all(i.ok for i in r.run(jobs(2))) and started == []  # and glibc never does
+
+
+def test_a_bad_neens_launcher_fails_when_the_runner_is_built():
+    with pytest.raises(UsageError, match=r"^NEENS_LAUNCHER must be popen or glibc"):
+        Runner(["cat"], environ={"NEENS_LAUNCHER": "vfork"})
+
+
+def test_descriptors_above_1024_work(high_fds):
+    """Pipes and pidfds all numbered >= 1024: every wait is a poll, never a select."""
+    script = "import sys; print(sys.stdin.read()); sys.exit(0 if sys.argv[1] == 'x' else 4)"
+    r = Runner([PY, "-c", script, "x"], concurrency=2, log=lambda s: None, keep_output=True)
+    out = r.run(jobs(3, text="big fds"))
+    assert [(i.returncode, i.output) for i in out] == [(0, "big fds\n")] * 3
+    r = Runner([PY, "-c", script, "y"], timeout=30, log=lambda s: None)
+    assert [i.returncode for i in r.run(jobs(2))] == [4, 4]
+
+
+def test_an_exit_status_that_cannot_be_read_fails_the_item():
+    """SIGCHLD ignored: the kernel reaps the agent itself, its status is lost (ECHILD).
+    That is never a success (Popen would say 0)."""
+    lines: list[str] = []
+    r = Runner([PY, "-c", "import sys; sys.stdin.read()"], log=lines.append, concurrency=2)
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        out = r.run(jobs(2))
+    finally:
+        signal.signal(signal.SIGCHLD, old)
+    assert [i.ok for i in out] == [False, False]
+    assert [i.returncode for i in out] == [None, None]
+    assert all(i.error and i.error.startswith("agent exit status could not be read (")
+               for i in out)
+    assert sum("agent exit status could not be read" in line for line in lines) == 2

@@ -8,6 +8,7 @@ import io
 
 from neens_action import pipeline
 from neens_action.errors import Interrupted, NeensApiError
+from neens_action.jobs import JOBS
 from neens_action.outcome import Outcome
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
@@ -56,9 +57,8 @@ def test_a_signal_during_the_report_interrupts_it_and_cancels_our_run():
     w = world()
     client = ReportClient(Interrupted("interrupted by SIGTERM"))
     outcome = Outcome(mode="run", run_id="r1", gate={"passed": True}, extra={"created": True})
-    report = pipeline.conclude(outcome, world=w, client=client,
-                               build=lambda o: o, decide=lambda o: (
-                                   (130, "errored") if o.interrupted else (0, "passed")))
-    assert report.interrupted and (outcome.exit_code, outcome.build_verdict) == (130, "errored")
+    report = pipeline.conclude(outcome, job=JOBS["run"], world=w, client=client)
+    assert report.verdict == "errored"
+    assert outcome.interrupted and (outcome.exit_code, outcome.build_verdict) == (130, "errored")
     assert client.cancelled == ["r1"]
     assert "while reporting the build verdict" in outcome.error

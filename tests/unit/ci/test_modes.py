@@ -11,10 +11,15 @@ import pytest
 
 from neens_action.ci import inputs as ci_inputs
 from neens_action.ci import main as ci
+from neens_action.ci.context import CiContext
 from neens_action.ci.inputs import InputError, parse_inputs
-from neens_action.ci.modes import shared as ci_modes
-from neens_action.ci.modes import sweep as ci_sweep
+from neens_action.ci.modes import common as ci_modes
+from neens_action.ci.modes import push as push_mode
+from neens_action.ci.modes import run as run_mode
+from neens_action.ci.modes import stress as stress_mode
+from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.errors import UsageError
+from neens_action.jobs import JOBS
 from neens_action.world import World
 
 KEY = "nk_live_cimodes_secret_0042"
@@ -42,8 +47,8 @@ def _error_line(env: dict[str, str]) -> str:
     return errors[0].removeprefix("::error title=neens input::")
 
 
-def _ctx(env: dict[str, str], workspace: Path) -> ci.CiContext:
-    return ci.CiContext(environ=env, platform="github", inputs=parse_inputs(env),
+def _ctx(env: dict[str, str], workspace: Path) -> CiContext:
+    return CiContext(environ=env, platform="github", inputs=parse_inputs(env),
                         world=World(environ=env, err=io.StringIO(), out=io.StringIO()),
                         workspace=workspace)
 
@@ -51,13 +56,15 @@ def _ctx(env: dict[str, str], workspace: Path) -> ci.CiContext:
 # ---------------------------------------------------------------- the input table
 
 
-def test_mode_inputs_are_in_the_table_and_the_modes_registered() -> None:
+def test_mode_inputs_are_in_the_one_table_and_the_modes_registered() -> None:
     names = [i.name for i in ci_inputs.INPUTS]
-    for spec in ci_modes.INPUTS:
-        assert names.count(spec.name) == 1, spec.name
-    assert {"push", "stress", "sweep"} <= set(ci.MODES)
-    for mode in ("push", "stress", "sweep"):
-        assert ci.load_mode(mode) is getattr(ci_modes, f"plan_{mode}")
+    assert len(names) == len(set(names))
+    for name in ("gates", "arms", "sweep-mode", "failure-modes", "shard", "agent-connection"):
+        assert name in names
+    assert {"run": run_mode.plan_run, "push": push_mode.plan_push,
+                        "stress": stress_mode.plan_stress, "sweep": sweep_mode.plan_sweep,
+                        "create": ci.MODES["create"], "shard": ci.MODES["shard"],
+                        "finish": ci.MODES["finish"]} == ci.MODES
     table = ci_inputs.markdown_table()
     assert "| `arms` | `INPUT_ARMS` | `NEENS_INPUT_ARMS` | list | — | — |" in table
     assert "| `gates` | `INPUT_GATES` | `NEENS_INPUT_GATES` | str | — | `NEENS_GATES` |" in table
@@ -229,12 +236,10 @@ def test_a_malformed_policy_names_gate_policy(tmp_path: Path) -> None:
 def test_push_plan_defaults_the_label_to_the_commit(tmp_path: Path) -> None:
     ctx = _ctx(_github(mode="push", agent_connection=" conn_a ", dataset="ds",
                        max_cost_delta_pct="20"), tmp_path)
-    plan = ci_modes.plan_push(ctx)
-    try:
-        assert plan.mode == "push" and plan.client.base_url == "http://127.0.0.1:9"
-        assert plan.build is None and plan.execute_kwargs == {}
-    finally:
-        plan.close()
+    plan = push_mode.plan_push(ctx)
+    assert plan.job == "push" and plan.settings.base_url == "http://127.0.0.1:9"
+    assert plan.settings.agent_connection == "conn_a" and plan.policy is not None
+    assert plan.settings.version_label == plan.settings.provenance.short_sha
 
 
 def test_run_accepts_gates_without_a_dataset_and_the_policy_inputs(tmp_path: Path) -> None:
@@ -245,9 +250,8 @@ def test_run_accepts_gates_without_a_dataset_and_the_policy_inputs(tmp_path: Pat
     assert ci_modes.policy_path(ctx) == str(tmp_path / "gate.yaml")
     policy = ci_modes.policy_from_inputs(ctx)
     assert policy.identity()["overridden"] is True and policy.identity()["name"] == "gate.yaml"
-    plan = ci.plan_run(ctx)
-    plan.close()
-    assert plan.mode == "run"
+    plan = run_mode.plan_run(ctx)
+    assert plan.job == "run" and plan.policy is not None
 
 
 def test_policy_override_inputs_alone_make_a_policy(tmp_path: Path) -> None:
@@ -258,19 +262,18 @@ def test_policy_override_inputs_alone_make_a_policy(tmp_path: Path) -> None:
     assert ci_modes.policy_from_inputs(_ctx(_github(), tmp_path)) is None
 
 
-def test_stress_and_sweep_plans_carry_their_renderers(tmp_path: Path) -> None:
+def test_stress_and_sweep_plans_name_their_jobs(tmp_path: Path) -> None:
     from neens_action.report.build.stress import build_stress_report, stress_document
 
-    stress = ci_modes.plan_stress(_ctx(_github(
+    stress = stress_mode.plan_stress(_ctx(_github(
         mode="stress", failure_modes="fm_a\nfm_b", strategies="paraphrase", per_mode="3",
         agent_connection="conn"), tmp_path))
-    stress.close()
-    assert stress.mode == "stress" and stress.build is build_stress_report
-    assert stress.execute_kwargs == {"to_json": stress_document}
-    sweep = ci_modes.plan_sweep(_ctx(_github(
+    assert stress.job == "stress" and JOBS["stress"].build is build_stress_report
+    assert JOBS["stress"].to_json is stress_document and JOBS["stress"].reports_ci_result
+    assert stress.settings.failure_modes == ["fm_a", "fm_b"] and stress.settings.per_mode == 3
+    sweep = sweep_mode.plan_sweep(_ctx(_github(
         mode="sweep", sweep_mode="push", arms="a=c1, b=c2", dataset_version_id="dsv",
         k="2", budget_usd="5"), tmp_path))
-    sweep.close()
-    assert sweep.mode == "sweep" and sweep.build is ci_sweep.build
-    assert sweep.execute_kwargs["report_ci"] is False
-    assert sweep.execute_kwargs["decide"] is ci_sweep.decide
+    assert sweep.job == "sweep" and not JOBS["sweep"].reports_ci_result
+    assert sweep.settings.push and sweep.settings.require_winner is False
+    assert sweep.settings.body["passK"] == 2 and sweep.settings.body["budgetUsd"] == 5

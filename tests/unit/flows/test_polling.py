@@ -16,6 +16,7 @@ from neens_action.flows.polling import PollTimeout, poll_delays, poll_until
 from neens_action.flows.sweep import shared as sweeps
 from neens_action.flows.sweep.runner import run_flow
 from neens_action.flows.sweep.shared import Poll
+from neens_action.verdict import decide_sweep
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
 from tests.unit.flows import test_shard as shard_fakes
@@ -215,7 +216,7 @@ def outage_sweep_decide(w: World) -> tuple[int, str | None]:
     out = sweeps.decide_flow(client, "msw-1", bar=None, baseline_arm=None, wait=True,
                              require_winner=True, poll=Poll(interval=10, timeout=600), world=w)
     assert outage.failures > 1
-    return out.exit_code, out.error
+    return decide_sweep(out)[0], out.error  # the code the pipeline gives it
 
 
 def outage_sweep_run(w: World) -> tuple[int, str | None]:
@@ -230,7 +231,7 @@ def outage_sweep_run(w: World) -> tuple[int, str | None]:
     out = run_flow(client, runner_fakes.params(poll=Poll(interval=5, timeout=600)), world=w,
                    runner_factory=runner_fakes.factory())
     assert outage.failures > 1 and client.names("comparison") == ["msw-1"]
-    return out.exit_code, out.error
+    return decide_sweep(out)[0], out.error
 
 
 def outage_stress(w: World) -> tuple[int, str | None]:

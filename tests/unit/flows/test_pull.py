@@ -13,6 +13,8 @@ from neens_action.api.json_stream import keep
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows.pull import create_body, run_pull
 from neens_action.flows.runs import describe_baseline
+from neens_action.jobs import JOBS
+from neens_action.policy import apply_policy
 from neens_action.settings.provenance import resolve
 from neens_action.settings.run import EvalRunSettings
 from neens_action.world import World
@@ -222,6 +224,8 @@ def test_policy_fetches_comparison_and_metrics_and_degrades():
     assert o.error is None
     assert "get_comparison" in c.names() and "get_metrics" in c.names()
     assert "could not fetch the comparison" in w.err.getvalue()
+    assert o.policy_eval is None  # the flow fetches; the pipeline evaluates
+    apply_policy(policy, o)
     assert o.policy_eval is not None
     assert o.policy_identity == {"name": None, "sha256": None, "overridden": True}
 
@@ -240,8 +244,8 @@ def test_execute_reports_ci_result_and_prints_json():
                          "passRate": 0.5, "regressions": 0})
     w = world()
     s = settings(run_id="r", version_label="v")
-    code = pipeline.execute(lambda: run_pull(s, client=c, world=w), world=w, json_out=True,
-                            client=c, handle_signals=False)
+    code = pipeline.execute(JOBS["run"], s, world=w, json_out=True, client=c,
+                            handle_signals=False)
     assert code == 1
     body = next(b for n, b in c.calls if n == "post_ci_result")
     assert body["verdict"] == "blocked" and body["exit_code"] == 1
@@ -259,8 +263,7 @@ def test_execute_ci_result_failure_is_one_warning():
                                                          status=503)})
     w = world({"OTEL_EXPORTER_OTLP_ENDPOINT": "x"})
     s = settings(run_id="r", version_label="v")
-    code = pipeline.execute(lambda: run_pull(s, client=c, world=w), world=w, client=c,
-                            handle_signals=False)
+    code = pipeline.execute(JOBS["run"], s, world=w, client=c, handle_signals=False)
     assert code == 0
     warnings = [line for line in w.err.getvalue().splitlines() if "could not report" in line]
     assert len(warnings) == 1
@@ -273,8 +276,7 @@ def test_execute_no_ci_result_without_a_run():
                                                      status=401)})
     w = world()
     s = settings(create=True, dataset="ds", version_label="v")
-    code = pipeline.execute(lambda: run_pull(s, client=c, world=w), world=w, client=c,
-                            handle_signals=False)
+    code = pipeline.execute(JOBS["run"], s, world=w, client=c, handle_signals=False)
     assert code == 2
     assert "post_ci_result" not in c.names()
     assert w.err.getvalue().splitlines() == ["neens: error: POST /preprod-evals failed: HTTP 401"]

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from neens_action.errors import Interrupted, NeensApiError, PolicyError, UsageError
-from neens_action.flows.push import EvalPushSettings, push_body, run_push, run_push_eval
-from neens_action.policy import GatePolicy
+from neens_action.flows.push import push_body, run_push
+from neens_action.library import run_push_eval
+from neens_action.policy import GatePolicy, apply_policy
 from neens_action.settings.provenance import Provenance
+from neens_action.settings.push import EvalPushSettings
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
 
@@ -188,6 +190,7 @@ def test_async_trigger_polls_until_terminal() -> None:
     assert client.names() == ["create", "trigger", "get_run", "get_run", "get_run", "gate",
                               "comparison", "metrics"]
     assert outcome.run["status"] == "completed_with_regressions"
+    apply_policy(pol, outcome)  # what the pipeline does after the flow
     assert outcome.policy_eval is not None and not outcome.policy_eval.blocked
     assert outcome.policy_identity is None  # a dict policy has no file identity
 
@@ -271,6 +274,7 @@ def test_drift_from_create_response_reaches_the_policy() -> None:
     outcome = run_push(settings().validate(policy_gates=True), client=client, world=world,
                        policy=pol)
     assert "gate drift (BLOCKING): gate-x is not in Neens" in world.err.getvalue()
+    apply_policy(pol, outcome)
     assert outcome.policy_eval.blocked
     assert [r.dimension for r in outcome.policy_eval.results] == ["gate_drift:gate-x"]
 
@@ -288,6 +292,7 @@ def test_policy_fetch_failures_degrade() -> None:
     pol = GatePolicy.from_dict({"rules": [{"max_regressions": 0}], "on_missing_baseline": "block"})
     outcome = run_push(settings().validate(), client=client, world=make_world(), policy=pol)
     assert outcome.error is None
+    apply_policy(pol, outcome)
     r = outcome.policy_eval.results[0]
     assert (r.dimension, r.status, r.observed) == ("regressions", "pass", 0)  # run aggregate
 

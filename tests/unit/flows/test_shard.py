@@ -15,6 +15,7 @@ from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows import shard
 from neens_action.items import FrozenItem, frozen_item
 from neens_action.report.build.shard import build_shard_report, decide_step, shard_document
+from neens_action.settings import shard as settings_shard
 from neens_action.settings.run import EvalRunSettings
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
@@ -70,13 +71,13 @@ def test_assignment_is_by_item_id_not_by_position():
                                   "1/2/3", None])
 def test_bad_shard_specs_are_usage_errors(text):
     with pytest.raises(UsageError) as exc:
-        shard.parse_shard(text)
+        settings_shard.parse_shard(text)
     assert "--shard" in str(exc.value)
 
 
 def test_shard_spec_parses():
-    assert shard.parse_shard(" 2 / 4 ") == (2, 4)
-    assert shard.parse_shard("1/1") == (1, 1)
+    assert settings_shard.parse_shard(" 2 / 4 ") == (2, 4)
+    assert settings_shard.parse_shard("1/1") == (1, 1)
 
 
 # -- flags ---------------------------------------------------------------------------------------
@@ -110,16 +111,16 @@ def settings(**kw) -> EvalRunSettings:
 def test_flag_combinations(kw, needle):
     s = settings(**kw)
     if needle is None:
-        shard.check_flags(s)
+        settings_shard.check_flags(s)
         return
     with pytest.raises(UsageError) as exc:
-        shard.check_flags(s)
+        settings_shard.check_flags(s)
     assert needle in str(exc.value)
 
 
 def test_shard_implies_no_start():
     s = settings(run_id="r", shard="3/4")
-    shard.check_flags(s)
+    settings_shard.check_flags(s)
     assert (s.shard_index, s.shard_total, s.no_start) == (3, 4, True)
 
 
@@ -169,7 +170,7 @@ def test_shard_replays_only_its_share_and_never_starts(tmp_path):
     client = FakeClient({"id": "r1", "status": "awaiting_traces", "versionLabel": "v1"}, items)
     s = settings(run_id="r1", shard="2/3",
                  command=["sh", "-c", f'echo "$NEENS_DATASET_ITEM_ID" >> {out}'])
-    shard.check_flags(s)
+    settings_shard.check_flags(s)
     w = world()
     outcome = shard.run_shard(s, client=client, world=w)
     assert outcome.error is None
@@ -188,7 +189,7 @@ def test_shard_replays_only_its_share_and_never_starts(tmp_path):
 def test_shard_where_every_agent_fails_is_a_run_error():
     client = FakeClient({"id": "r1", "status": "awaiting_traces", "versionLabel": "v"}, rows(4))
     s = settings(run_id="r1", shard="1/2", command=[PY, "-c", "raise SystemExit(3)"])
-    shard.check_flags(s)
+    settings_shard.check_flags(s)
     outcome = shard.run_shard(s, client=client, world=world())
     assert "every agent invocation of shard 1/2 failed (first: rc=3)" in outcome.error
     assert decide_step(outcome) == (2, "errored")
@@ -197,7 +198,7 @@ def test_shard_where_every_agent_fails_is_a_run_error():
 def test_shard_refuses_a_finished_run():
     client = FakeClient({"id": "r1", "status": "completed"}, rows(2))
     s = settings(run_id="r1", shard="1/2")
-    shard.check_flags(s)
+    settings_shard.check_flags(s)
     outcome = shard.run_shard(s, client=client, world=world())
     assert "already completed" in outcome.error
     assert "get_items" not in client.calls
@@ -206,7 +207,7 @@ def test_shard_refuses_a_finished_run():
 def test_empty_share_is_not_an_error():
     client = FakeClient({"id": "r1", "status": "awaiting_traces", "versionLabel": "v"}, rows(1))
     s = settings(run_id="r1", shard="2/2")
-    shard.check_flags(s)
+    settings_shard.check_flags(s)
     w = world()
     outcome = shard.run_shard(s, client=client, world=w)
     assert outcome.error is None and outcome.invocations == []

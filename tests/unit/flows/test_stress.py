@@ -10,6 +10,8 @@ import pytest
 from neens_action.errors import NeensApiError, RunError, UsageError
 from neens_action.flows import stress
 from neens_action.outcome import Outcome
+from neens_action.policy import apply_policy
+from neens_action.settings import stress as stress_settings
 from neens_action.settings.provenance import Provenance
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
@@ -22,8 +24,8 @@ def world() -> World:
     return World(environ={}, err=io.StringIO(), out=io.StringIO(), clock=FakeClock())
 
 
-def settings(**kw: Any) -> stress.StressSettings:
-    return stress.StressSettings(**{**GOOD, **kw})
+def settings(**kw: Any) -> stress_settings.StressSettings:
+    return stress_settings.StressSettings(**{**GOOD, **kw})
 
 
 def test_bodies_omit_what_was_not_given() -> None:
@@ -38,18 +40,18 @@ def test_bodies_omit_what_was_not_given() -> None:
 
 
 def test_strategies_and_ids_are_parsed_and_checked() -> None:
-    assert stress.parse_strategies(["Escalate, boundary", "escalate"]) == ["escalate",
+    assert stress_settings.parse_strategies(["Escalate, boundary", "escalate"]) == ["escalate",
                                                                            "boundary"]
     with pytest.raises(UsageError, match="replay is always on"):
-        stress.parse_strategies(["replay"])
+        stress_settings.parse_strategies(["replay"])
     with pytest.raises(UsageError, match="is not a strategy"):
-        stress.parse_strategies(["sideways"])
-    assert stress.ids(["fm_a,fm_b", " fm_a "], "--failure-mode") == ["fm_a", "fm_b"]
+        stress_settings.parse_strategies(["sideways"])
+    assert stress_settings.ids(["fm_a,fm_b", " fm_a "], "--failure-mode") == ["fm_a", "fm_b"]
     with pytest.raises(UsageError, match="is not an id"):
-        stress.ids(["fm\ta"], "--failure-mode")
-    stress.check_per_mode(25)
+        stress_settings.ids(["fm\ta"], "--failure-mode")
+    stress_settings.check_per_mode(25)
     with pytest.raises(UsageError, match="1 to 25"):
-        stress.check_per_mode(26)
+        stress_settings.check_per_mode(26)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +162,7 @@ READY = {"id": "sts_1", "status": "ready", "scenarioCount": 2, "scenarios": [{},
          "skippedStrategies": [{"strategy": "boundary", "reason": "no LLM"}]}
 
 
-def push_settings(**kw: Any) -> stress.StressSettings:
+def push_settings(**kw: Any) -> stress_settings.StressSettings:
     return settings(command=[], agent_connection="conn", poll_interval=1.0,
                     **kw).validate_stress({})
 
@@ -232,5 +234,6 @@ def test_policy_gates_block_is_ignored_with_a_warning() -> None:
     launch = next(body for name, body in client.calls if name == "launch_suite")
     assert launch["gate"] == {"max_regressions": 0}
     assert "gates" not in launch and "gates_policy" not in launch
-    assert out.policy_eval is not None  # the policy rules are evaluated like eval push
+    apply_policy(policy, out)  # the pipeline evaluates the rules after the flow, as for push
+    assert out.policy_eval is not None
     assert {"get_comparison", "get_metrics"} <= {c[0] for c in client.calls}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from neens_action.errors import UsageError
-from neens_action.settings.run import EvalRunSettings, clean_repo, parse_baseline, parse_gates
+from neens_action.settings.provenance import clean_repo
+from neens_action.settings.run import EvalRunSettings, parse_baseline, parse_gates
 
 KEY = "nk_live_settings_secret"
 BASE = {"base_url": "http://127.0.0.1:8787", "command": ["python", "agent.py"]}

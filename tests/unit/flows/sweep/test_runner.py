@@ -15,11 +15,16 @@ from neens_action.flows.sweep.runner import (
     run_flow,
     runs_to_drive,
 )
-from neens_action.flows.sweep.shared import Poll
-from neens_action.outcome import Invocation
+from neens_action.outcome import Invocation, SweepOutcome
+from neens_action.settings.sweep import Poll
+from neens_action.verdict import decide_sweep
 from neens_action.world import World
 from tests.unit.flows.sweep.test_shared import FakeClock
 
+
+def code(out: SweepOutcome) -> int:
+    """The exit code the pipeline gives this outcome (``verdict.decide_sweep``)."""
+    return decide_sweep(out)[0]
 
 def runner_sweep(status="pending", arms=("a", "b"), k=2, run_status="awaiting_traces",
                  **kw):
@@ -98,8 +103,9 @@ class RunClient:
 class FakeRunner:
     instances: ClassVar[list[FakeRunner]] = []
 
-    def __init__(self, command, *, timeout, concurrency, output_cap, log, fail=None):
+    def __init__(self, command, *, timeout, concurrency, output_cap, log, environ, fail=None):
         self.command, self.concurrency, self.log = command, concurrency, log
+        self.environ = environ
         self.fail = fail or (lambda job: False)
         self.jobs = []
         self.killed = False
@@ -179,7 +185,7 @@ def test_full_run_env_order_starts_and_winner():
     w = world()
     out = run_flow(client, params(sweep_id=None, create_body={"arms": []}), world=w,
                    runner_factory=factory())
-    assert out.exit_code == 0, out.error
+    assert code(out) == 0, out.error
     runner = FakeRunner.instances[-1]
     assert [(j.meta["arm"], j.meta["rep"], j.key) for j in runner.jobs] == [
         ("a", 1, "it_1"), ("b", 1, "it_1"), ("a", 1, "it_2"), ("b", 1, "it_2"),
@@ -209,7 +215,7 @@ def test_start_retries_transient_then_409_style_success():
     client = RunClient(runner_sweep(arms=("a",), k=1), start_errors={"ppr_a1": [err, err]})
     w = world()
     out = run_flow(client, params(), world=w, runner_factory=factory())
-    assert out.exit_code == 0
+    assert code(out) == 0
     assert client.names("start") == ["ppr_a1"] * 3
     assert client.start_retries == [0, 0, 0] and client.retries == 3  # only our loop retries
     assert "retrying in 0.01s (attempt 2/3)" in w.err.getvalue()
@@ -222,7 +228,7 @@ def test_failed_start_exits_2_with_resume_hint_no_cancel_no_poll():
         "ppr_a1": [permanent], "ppr_b2": [transient, transient, transient]})
     w = world()
     out = run_flow(client, params(), world=w, runner_factory=factory())
-    assert out.exit_code == 2
+    assert code(out) == 2
     assert sorted(f["runId"] for f in out.failed_starts) == ["ppr_a1", "ppr_b2"]
     assert "neens sweep run --sweep-id msw-1 -- agent --x" in out.error
     assert client.names("cancel") == [] and client.names("comparison") == []
@@ -235,7 +241,7 @@ def test_every_invocation_failed_cancels_and_exits_2():
     out = run_flow(client, params(), world=world(), runner_factory=factory(lambda job: True))
     kept = [inv for inv in out.invocations if inv.output]
     assert len(kept) == 20 and len(out.invocations) == 22  # bounded output tails
-    assert out.exit_code == 2 and "every agent invocation failed" in out.error
+    assert code(out) == 2 and "every agent invocation failed" in out.error
     assert client.names("cancel") == ["msw-1"]
     assert out.sweep["status"] == "cancelled"  # the report shows the cancelled state
 
@@ -244,7 +250,7 @@ def test_one_failing_invocation_still_starts_its_run():
     client = RunClient(runner_sweep(arms=("a",), k=1))
     out = run_flow(client, params(), world=world(),
                    runner_factory=factory(lambda job: job.key == "it_1"))
-    assert out.exit_code == 0 and client.names("start") == ["ppr_a1"]
+    assert code(out) == 0 and client.names("start") == ["ppr_a1"]
 
 
 def test_push_sweep_is_refused_without_cancel():
@@ -252,7 +258,7 @@ def test_push_sweep_is_refused_without_cancel():
     sweep["runnerMode"] = "push"
     client = RunClient(sweep)
     out = run_flow(client, params(), world=world(), runner_factory=factory())
-    assert out.exit_code == 2 and "push sweep" in out.error
+    assert code(out) == 2 and "push sweep" in out.error
     assert client.names("cancel") == [] and client.names("items") == []
 
 
@@ -260,7 +266,7 @@ def test_empty_items_is_fatal_and_cancels():
     client = RunClient(runner_sweep(), items=lambda run_id: [] if run_id == "ppr_b1" else [
         {"item_id": "x", "input": "y"}])
     out = run_flow(client, params(), world=world(), runner_factory=factory())
-    assert out.exit_code == 2 and "ppr_b1" in out.error and "no items" in out.error
+    assert code(out) == 2 and "ppr_b1" in out.error and "no items" in out.error
     assert client.names("cancel") == ["msw-1"]
 
 
@@ -268,7 +274,7 @@ def test_api_error_while_polling_does_not_cancel():
     client = RunClient(runner_sweep(arms=("a",), k=1),
                        fail={"comparison": NeensApiError("GET failed: HTTP 500", status=500)})
     out = run_flow(client, params(), world=world(), runner_factory=factory())
-    assert out.exit_code == 2 and client.names("cancel") == []
+    assert code(out) == 2 and client.names("cancel") == []
 
 
 def test_resume_runs_only_awaiting_runs():
@@ -278,7 +284,7 @@ def test_resume_runs_only_awaiting_runs():
     client = RunClient(sweep)
     w = world()
     out = run_flow(client, params(), world=w, runner_factory=factory())
-    assert out.exit_code == 0
+    assert code(out) == 0
     assert {j.meta["arm"] for j in FakeRunner.instances[-1].jobs} == {"b"}
     assert sorted(client.names("start")) == ["ppr_b1", "ppr_b2"]
     assert "Attaching to sweep msw-1" in w.err.getvalue()
@@ -290,7 +296,7 @@ def test_nothing_left_to_run_just_decides():
                        comparison={"status": "completed", "verdict": {"outcome": "none_clear"}})
     out = run_flow(client, params(bar=0.5, baseline_arm="arm_x"), world=world(),
                    runner_factory=factory())
-    assert out.exit_code == 1 and client.names("start") == []
+    assert code(out) == 1 and client.names("start") == []
     assert ("comparison", "msw-1", 0.5, "arm_x") in client.calls
 
 
@@ -299,7 +305,7 @@ def test_poll_timeout_exits_2_without_cancel():
     client = RunClient(sweep, final={**sweep, "status": "running"})
     out = run_flow(client, params(poll=Poll(interval=1, timeout=2)), world=world(),
                    runner_factory=factory())
-    assert out.exit_code == 2 and "--poll-timeout" in out.error
+    assert code(out) == 2 and "--poll-timeout" in out.error
     assert client.names("cancel") == []
 
 
@@ -308,7 +314,7 @@ def test_void_sweep_exits_2():
         "status": "void", "comparable": False, "voidReason": "judges differ",
         "verdict": {"outcome": "unavailable"}})
     out = run_flow(client, params(), world=world(), runner_factory=factory())
-    assert out.exit_code == 2 and "judges differ" in out.error
+    assert code(out) == 2 and "judges differ" in out.error
 
 
 def test_missing_otlp_endpoint_is_warned():
@@ -316,6 +322,7 @@ def test_missing_otlp_endpoint_is_warned():
     run_flow(RunClient(runner_sweep(arms=("a",), k=1)), params(), world=w,
              runner_factory=factory())
     assert "WARNING: no OTLP endpoint" in w.err.getvalue()
+    assert FakeRunner.instances[-1].environ is w.environ  # where NEENS_LAUNCHER is read
 
 
 def test_interrupt_kills_agents_cancels_the_sweep_and_exits_130():
@@ -329,7 +336,7 @@ def test_interrupt_kills_agents_cancels_the_sweep_and_exits_130():
     w = world()
     out = run_flow(client, params(), world=w,
                    runner_factory=lambda command, **kw: Interrupting(command, **kw))
-    assert out.exit_code == 130 and out.interrupted and out.error == "interrupted"
+    assert code(out) == 130 and out.interrupted and out.error == "interrupted"
     assert FakeRunner.instances[-1].killed
     assert client.names("cancel") == ["msw-1"]
     assert "Cancelled sweep msw-1" in w.err.getvalue()

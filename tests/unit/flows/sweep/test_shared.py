@@ -1,4 +1,5 @@
-"""Push-sweep flows (preview/start/get/decide): parsing, bodies, polling and exit codes."""
+"""Push-sweep flows (preview/start/get/decide) and their settings: parsing, bodies, polling,
+and the exit code ``verdict.decide_sweep`` gives what they record."""
 
 from __future__ import annotations
 
@@ -6,11 +7,19 @@ import io
 
 import pytest
 
+from neens_action import verdict
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows.sweep import shared as flows
-from neens_action.flows.sweep.shared import Poll
+from neens_action.outcome import SweepOutcome
+from neens_action.settings import sweep as settings_sweep
+from neens_action.settings.sweep import Poll
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
+
+
+def code(out: SweepOutcome) -> int:
+    """The exit code the pipeline gives this outcome (``verdict.decide_sweep``)."""
+    return verdict.decide_sweep(out)[0]
 
 
 class FakeClient:
@@ -66,11 +75,11 @@ def arm(label, passed=True, **kw):
 
 
 def test_parse_arms_push_and_runner():
-    assert flows.parse_arms(["sonnet=conn_s", " haiku = conn_h=x "], runner=False) == [
+    assert settings_sweep.parse_arms(["sonnet=conn_s", " haiku = conn_h=x "], runner=False) == [
         {"label": "sonnet", "agentConnectionId": "conn_s"},
         {"label": "haiku", "agentConnectionId": "conn_h=x"},
     ]
-    assert flows.parse_arms(["a=openai/gpt-oss-20b"], runner=True) == [
+    assert settings_sweep.parse_arms(["a=openai/gpt-oss-20b"], runner=True) == [
         {"label": "a", "model": "openai/gpt-oss-20b", "runnerMode": "runner"}]
 
 
@@ -85,19 +94,20 @@ def test_parse_arms_push_and_runner():
 ])
 def test_parse_arms_refusals(arms, runner, needle):
     with pytest.raises(UsageError, match=needle):
-        flows.parse_arms(arms, runner=runner)
+        settings_sweep.parse_arms(arms, runner=runner)
 
 
 def test_targets_and_body_omit_unset_fields():
-    assert flows.target_fields("ds_1", None, "") == {"datasetId": "ds_1"}
+    assert settings_sweep.target_fields("ds_1", None, "") == {"datasetId": "ds_1"}
     with pytest.raises(UsageError, match="no sweep target"):
-        flows.target_fields(None, None, None)
+        settings_sweep.target_fields(None, None, None)
     with pytest.raises(UsageError, match="only one"):
-        flows.target_fields("ds_1", "dv_1", None)
-    body = flows.sweep_body(arms=[{"label": "a"}], target={"datasetId": "d"})
+        settings_sweep.target_fields("ds_1", "dv_1", None)
+    body = settings_sweep.sweep_body(arms=[{"label": "a"}], target={"datasetId": "d"})
     assert body == {"arms": [{"label": "a"}], "datasetId": "d"}
-    body = flows.sweep_body(arms=[], target={"scenarioSuiteId": "s"}, pass_k=3, judges=["j"],
-                            name="n", version_label="v", budget_usd=5.0)
+    body = settings_sweep.sweep_body(arms=[], target={"scenarioSuiteId": "s"}, pass_k=3,
+                                     judges=["j"],
+                                     name="n", version_label="v", budget_usd=5.0)
     assert body == {"arms": [], "scenarioSuiteId": "s", "name": "n", "versionLabel": "v",
                     "passK": 3, "judgeDeploymentIds": ["j"], "budgetUsd": 5.0}
 
@@ -105,17 +115,17 @@ def test_targets_and_body_omit_unset_fields():
 def test_value_checks():
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(UsageError, match="--bar"):
-            flows.check_bar(bad)
-    flows.check_bar(0.0)
-    flows.check_bar(1.0)
+            settings_sweep.check_bar(bad)
+    settings_sweep.check_bar(0.0)
+    settings_sweep.check_bar(1.0)
     with pytest.raises(UsageError, match="--poll-interval"):
-        flows.check_poll(Poll(interval=0))
+        settings_sweep.check_poll(Poll(interval=0))
     with pytest.raises(UsageError, match="--poll-interval"):
-        flows.check_poll(Poll(interval=float("nan")))
+        settings_sweep.check_poll(Poll(interval=float("nan")))
     with pytest.raises(UsageError, match="--pass-k"):
-        flows.check_pass_k(0)
+        settings_sweep.check_pass_k(0)
     with pytest.raises(UsageError, match="--budget-usd"):
-        flows.check_budget(-1)
+        settings_sweep.check_budget(-1)
 
 
 def test_unwrap_estimate_bare_and_enveloped():
@@ -143,7 +153,7 @@ def test_unwrap_estimate_bare_and_enveloped():
 ])
 def test_state_exit_code(status, arms, require, code):
     sweep = {"status": status, "arms": arms}
-    assert flows.state_exit_code(sweep, require_all_arms=require) == code
+    assert verdict.sweep_state_code(sweep, require_all_arms=require) == code
 
 
 @pytest.mark.parametrize("comparison,require,code", [
@@ -158,7 +168,7 @@ def test_state_exit_code(status, arms, require, code):
     ({"status": "completed", "verdict": None}, True, 1),
 ])
 def test_decide_exit_code(comparison, require, code):
-    assert flows.decide_exit_code(comparison, require_winner=require) == code
+    assert verdict.sweep_decide_code(comparison, require_winner=require) == code
 
 
 @pytest.mark.parametrize("comparison,code", [
@@ -174,7 +184,7 @@ def test_decide_exit_code(comparison, require, code):
     ({"status": "running", "verdict": {"outcome": "winner"}}, 2),
 ])
 def test_run_exit_code(comparison, code):
-    assert flows.run_exit_code(comparison)[0] == code
+    assert verdict.sweep_run_code(comparison) == code
 
 
 # ---------------------------------------------------------------- flows
@@ -184,14 +194,14 @@ def test_preview_flow_refusals_still_exit_0():
     client = FakeClient(preview={"estimate": {"totalRuns": 1, "perArm": []},
                                  "refusals": ["budget"]})
     out = flows.preview_flow(client, {"arms": []}, world=world())
-    assert out.exit_code == 0 and out.refusals == ["budget"] and out.estimate["totalRuns"] == 1
+    assert code(out) == 0 and out.refusals == ["budget"] and out.estimate["totalRuns"] == 1
 
 
 def test_preview_flow_api_error_exit_2():
     err = NeensApiError("POST /model-sweeps/preview failed: HTTP 404: no such dataset",
                         status=404)
     out = flows.preview_flow(FakeClient(fail={"preview": err}), {}, world=world())
-    assert out.exit_code == 2 and "no such dataset" in out.error
+    assert code(out) == 2 and "no such dataset" in out.error
 
 
 def test_start_without_wait_judges_the_create_response():
@@ -200,7 +210,7 @@ def test_start_without_wait_judges_the_create_response():
     w = world()
     out = flows.start_flow(client, {"arms": [{}, {}]}, wait=False, require_all_arms=False,
                            poll=Poll(), world=w)
-    assert out.exit_code == 0 and out.sweep_id == "msw-1"
+    assert code(out) == 0 and out.sweep_id == "msw-1"
     assert [c[0] for c in client.calls] == ["create"]
     log = w.err.getvalue()
     assert "Created sweep msw-1 (2 arms x k=3)" in log and "neens sweep get msw-1" in log
@@ -210,7 +220,7 @@ def test_start_inline_void_exits_2_without_wait():
     created = {"id": "msw-1", "status": "void", "voidReason": "x", "arms": []}
     out = flows.start_flow(FakeClient(created=created), {"arms": []}, wait=False,
                            require_all_arms=False, poll=Poll(), world=world())
-    assert out.exit_code == 2 and "void" in out.error
+    assert code(out) == 2 and "void" in out.error
 
 
 def test_start_budget_refusal_is_exit_2_with_server_sentence():
@@ -218,7 +228,7 @@ def test_start_budget_refusal_is_exit_2_with_server_sentence():
                         "the budget $5.00", status=422)
     out = flows.start_flow(FakeClient(fail={"create": err}), {"arms": []}, wait=True,
                            require_all_arms=False, poll=Poll(), world=world())
-    assert out.exit_code == 2 and "above the budget $5.00" in out.error
+    assert code(out) == 2 and "above the budget $5.00" in out.error
 
 
 def test_require_all_arms_polls_with_backoff_and_judges_arms():
@@ -228,7 +238,7 @@ def test_require_all_arms_polls_with_backoff_and_judges_arms():
     w = world()
     out = flows.start_flow(client, {"arms": [{}]}, wait=False, require_all_arms=True,
                            poll=Poll(interval=1.0, timeout=100), world=w)
-    assert out.exit_code == 1
+    assert code(out) == 1
     assert w.clock.sleeps == [0.25, 0.5, 1.0]  # 4 polls: the first is immediate
 
 
@@ -237,11 +247,11 @@ def test_poll_timeout_is_not_an_error_for_get_but_fails_require_all_arms():
     out = flows.get_flow(FakeClient(sweeps=[running]), "msw-1", wait=True,
                          require_all_arms=False, poll=Poll(interval=1, timeout=3),
                          world=world())
-    assert out.exit_code == 0 and out.error is None
+    assert code(out) == 0 and out.error is None
     assert any("poll timeout" in w for w in out.warnings)
     out = flows.get_flow(FakeClient(sweeps=[running]), "msw-1", wait=False,
                          require_all_arms=True, poll=Poll(interval=1, timeout=3), world=world())
-    assert out.exit_code == 1
+    assert code(out) == 1
 
 
 def test_decide_passes_bar_and_baseline_and_never_reranks():
@@ -250,12 +260,12 @@ def test_decide_passes_bar_and_baseline_and_never_reranks():
     client = FakeClient(comparison=comparison)
     out = flows.decide_flow(client, "msw-1", bar=0.8, baseline_arm="arm_2", wait=False,
                             require_winner=False, poll=Poll(), world=world())
-    assert out.exit_code == 0
+    assert code(out) == 0
     assert client.calls == [("comparison", "msw-1", 0.8, "arm_2")]
     out = flows.decide_flow(FakeClient(comparison=comparison, sweeps=[{"status": "completed"}]),
                             "msw-1", bar=None, baseline_arm=None, wait=False,
                             require_winner=True, poll=Poll(), world=world())
-    assert out.exit_code == 1
+    assert code(out) == 1
 
 
 def test_decide_void_exits_2_before_reading_the_verdict():
@@ -264,21 +274,7 @@ def test_decide_void_exits_2_before_reading_the_verdict():
     out = flows.decide_flow(FakeClient(comparison=comparison), "msw-1", bar=None,
                             baseline_arm=None, wait=False, require_winner=False, poll=Poll(),
                             world=world())
-    assert out.exit_code == 2 and "void" in out.error
-
-
-def test_sigterm_becomes_interrupted_and_handlers_are_restored():
-    import os
-    import signal
-
-    from neens_action.errors import Interrupted
-
-    before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(Interrupted), flows.signals_as_interrupt():
-        os.kill(os.getpid(), signal.SIGTERM)
-        for _ in range(100):  # the handler runs between bytecodes of the main thread
-            pass
-    assert signal.getsignal(signal.SIGTERM) is before
+    assert code(out) == 2 and "void" in out.error
 
 
 def test_interrupt_while_polling_exits_130():
@@ -290,4 +286,4 @@ def test_interrupt_while_polling_exits_130():
 
     out = flows.get_flow(Boom(), "msw-1", wait=True, require_all_arms=False, poll=Poll(),
                          world=world())
-    assert out.exit_code == 130 and out.interrupted and out.error == "interrupted"
+    assert code(out) == 130 and out.interrupted and out.error == "interrupted"

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import AGENT, EXAMPLES, PY, Sandbox
+from tests.helpers import AGENT, PY, Sandbox, items_of
 
 TERMINAL = {"completed", "completed_with_regressions", "failed", "cancelled"}
-HTTP_AGENT = EXAMPLES / "http_agent" / "server.py"
 
 
 def run_agent(sb: Sandbox, run_id: str, item: dict[str, Any], *, mode: str = "good",
@@ -44,12 +42,6 @@ def create(sb: Sandbox, body: dict[str, Any]) -> dict[str, Any]:
     return resp.json()
 
 
-def items_of(sb: Sandbox, run_id: str) -> list[dict[str, Any]]:
-    resp = sb.get(f"/preprod-evals/{run_id}/items")
-    assert resp.status_code == 200, resp.text
-    return resp.json()["items"]
-
-
 def wait_terminal(sb: Sandbox, run_id: str, timeout: float = 60) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     delay = 0.05
@@ -72,23 +64,6 @@ def eval_run(sb: Sandbox, body: dict[str, Any], *, skip: tuple[str, ...] = (),
     started = sb.post(f"/preprod-evals/{run['id']}/start")
     assert started.status_code == 200, started.text
     return wait_terminal(sb, run["id"])
-
-
-def db_count(sb: Sandbox, table: str) -> int:
-    con = sqlite3.connect(f"file:{sb.db}?mode=ro", uri=True, timeout=30)
-    try:
-        return con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-    finally:
-        con.close()
-
-
-def start_http_agent(*args: str) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([PY, str(HTTP_AGENT), "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("http agent listening on "), proc.stderr.read() if proc.stderr else ""
-    return proc, int(line.rsplit(":", 1)[1])
 
 
 def write_seed(tmp: Path, text: str) -> Path:

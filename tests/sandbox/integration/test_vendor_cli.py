@@ -79,8 +79,7 @@ def test_vendor_cli_with_eval_gates(vendor_cli, sandbox):
 
 
 def test_vendor_cli_push_and_policy(vendor_cli, tmp_path, monkeypatch):
-    from tests.helpers import start_sandbox
-    from tests.integration.sandbox.support import start_http_agent
+    from tests.helpers import start_http_agent, start_sandbox
 
     agent, port = start_http_agent()
     monkeypatch.setenv("NEENS_HTTP_AGENT_PORT", str(port))

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from neens_action.agents.correlation import SweepTag, item_env
-from tests.helpers import PY, ROOT, Sandbox, start_sandbox
-from tests.integration.sandbox.support import db_count, items_of, start_http_agent
+from tests.helpers import PY, ROOT, Sandbox, db_count, items_of, start_http_agent, start_sandbox
 
 SEED = ROOT / "tests" / "integration" / "data" / "sweep_seed.yaml"
 WRAPPER = ROOT / "tests" / "integration" / "data" / "sweep_agent.py"

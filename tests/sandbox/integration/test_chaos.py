@@ -7,8 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from tests.helpers import start_sandbox
-from tests.integration.sandbox.support import db_count
+from tests.helpers import db_count, start_sandbox
 
 
 def _probe(url: str, headers: dict[str, str]) -> str:

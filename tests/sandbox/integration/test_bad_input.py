@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import requests
 
-from tests.integration.sandbox.support import create, db_count
+from tests.helpers import db_count
+from tests.sandbox.integration.support import create
 
 DS = {"dataset_id": "ds_refunds", "name": "x", "version_label": "v1"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.integration.sandbox.support import create, eval_run
+from tests.sandbox.integration.support import create, eval_run
 
 DS = {"dataset_id": "ds_refunds"}
 MAIN = {"kind": "branch", "value": "main"}

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.helpers import AGENT, PY
-from tests.integration.sandbox.support import create, items_of, run_agent, wait_terminal
+from tests.helpers import AGENT, PY, items_of
+from tests.sandbox.integration.support import create, run_agent, wait_terminal
 
 DS = {"dataset_id": "ds_refunds", "name": "a", "version_label": "v1"}
 

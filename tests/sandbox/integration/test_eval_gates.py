@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.helpers import start_sandbox
-from tests.integration.sandbox.support import create, eval_run, wait_terminal, write_seed
+from tests.sandbox.integration.support import create, eval_run, wait_terminal, write_seed
 
 
 def test_active_gates_listing(sandbox):

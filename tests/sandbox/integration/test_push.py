@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import start_sandbox
-from tests.integration.sandbox.support import create, start_http_agent, wait_terminal
+from tests.helpers import start_http_agent, start_sandbox
+from tests.sandbox.integration.support import create, wait_terminal
 
 PUSH = {"dataset_id": "ds_refunds", "runner_mode": "push", "agent_connection_id": "conn_local"}
 

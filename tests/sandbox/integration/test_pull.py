@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import start_sandbox
-from tests.integration.sandbox.support import (
-    create,
-    eval_run,
-    items_of,
-    replay,
-    run_agent,
-    wait_terminal,
-)
+from tests.helpers import items_of, start_sandbox
+from tests.sandbox.integration.support import create, eval_run, replay, run_agent, wait_terminal
 
 DS = {"dataset_id": "ds_refunds"}
 

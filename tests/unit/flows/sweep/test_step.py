@@ -1,4 +1,5 @@
-"""The CI sweep flow (`ci_sweep.py`) against a fake client: waits, verdicts, exit codes."""
+"""The sweep of a CI step (`flows/sweep/step.py`) against a fake client, concluded by the
+pipeline with the `sweep` job: waits, verdicts, exit codes."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from typing import Any
 
 import pytest
 
-from neens_action.ci.modes import sweep as ci_sweep
 from neens_action.errors import Interrupted, NeensApiError
-from neens_action.flows.sweep.shared import Poll
-from neens_action.outcome import Outcome, SweepOutcome
+from neens_action.flows.sweep.step import sweep_step
+from neens_action.jobs import JOBS
+from neens_action.outcome import SweepOutcome
+from neens_action.pipeline import conclude
+from neens_action.report.model import Report
+from neens_action.settings.sweep import Poll, SweepSettings
 from neens_action.world import World
 from tests.fakes.clock import FakeClock
 
@@ -61,11 +65,19 @@ def _comparison(outcome: str) -> dict[str, Any]:
                       "cost": {"priced": True, "costPerCaseUsd": 0.0001}}]}
 
 
-def _plan(**kw: Any) -> ci_sweep.SweepPlan:
+def _plan(**kw: Any) -> SweepSettings:
     body = {"arms": [{"label": "mini", "agentConnectionId": "c1"}], "datasetId": "ds",
             "passK": 1}
-    return ci_sweep.SweepPlan(body=body, push=True, poll=Poll(interval=1.0, timeout=30.0),
-                              **kw)
+    kw.setdefault("require_winner", False)
+    return SweepSettings(base_url="http://neens.test", body=body, push=True,
+                         poll=Poll(interval=1.0, timeout=30.0), **kw)
+
+
+def _run(client: FakeSweepClient, settings: SweepSettings) -> tuple[SweepOutcome, Report]:
+    """The flow, then the pipeline's conclusion with the ``sweep`` job (verdict + report)."""
+    world = _world()
+    out = sweep_step(settings, client=client, world=world)  # type: ignore[arg-type]
+    return out, conclude(out, job=JOBS["sweep"], world=world)
 
 
 @pytest.mark.parametrize(("verdict", "require", "code"), [
@@ -75,23 +87,21 @@ def test_push_sweep_waits_then_reads_the_servers_verdict(verdict: str, require: 
                                                          code: int) -> None:
     client = FakeSweepClient([{"id": "msw-1", "status": "running"},
                               {"id": "msw-1", "status": "completed"}], _comparison(verdict))
-    out = ci_sweep.sweep_flow(client, _plan(bar=0.8, baseline_arm="a1",
-                                            require_winner=require), world=_world())
+    out, report = _run(client, _plan(bar=0.8, baseline_arm="a1", require_winner=require))
     assert (out.exit_code, out.error, out.command) == (code, None, "run")
     assert ("comparison", "msw-1", 0.8, "a1") in client.calls
-    assert ("require-winner: no arm clears the bar" in out.warnings) == (code == 1)
-    report = ci_sweep.build(out)
+    assert ("require-winner: no arm clears the bar" in report.warnings) == (code == 1)
     assert report.outputs["winner"] == ("mini" if verdict == "winner" else "")
     assert report.outputs["sweep-id"] == "msw-1" and report.outputs["run-id"] == ""
-    assert ci_sweep.decide(out) == (code, "passed" if code == 0 else "blocked")
-    doc = ci_sweep.to_json(out, report)
+    assert out.build_verdict == ("passed" if code == 0 else "blocked")
+    doc = JOBS["sweep"].to_json(out, report)
     assert doc["mode"] == "sweep" and doc["sweepId"] == "msw-1"
     assert doc["winner"] == (report.outputs["winner"] or None)
 
 
 def test_push_sweep_not_finished_in_time_is_an_error_not_a_pass() -> None:
     client = FakeSweepClient([{"id": "msw-1", "status": "running"}])
-    out = ci_sweep.sweep_flow(client, _plan(), world=_world())
+    out, _ = _run(client, _plan())
     assert out.exit_code == 2 and out.error.startswith("sweep msw-1 did not finish within "
                                                        "poll-timeout 30s (status=running)")
     assert not any("poll timeout" in w for w in out.warnings)
@@ -100,18 +110,17 @@ def test_push_sweep_not_finished_in_time_is_an_error_not_a_pass() -> None:
 
 def test_void_push_sweep_exits_2_without_reading_a_verdict() -> None:
     client = FakeSweepClient([{"id": "msw-1", "status": "void"}], _comparison("winner"))
-    out = ci_sweep.sweep_flow(client, _plan(require_winner=True), world=_world())
+    out, report = _run(client, _plan(require_winner=True))
     assert out.exit_code == 2 and "void" in out.error
     assert not any(c[0] == "comparison" for c in client.calls)
-    assert ci_sweep.build(out).outputs["winner"] == ""
+    assert report.outputs["winner"] == ""
 
 
 def test_interrupted_push_sweep_is_cancelled() -> None:
     client = FakeSweepClient([], raise_on_get=Interrupted("interrupted by SIGTERM"))
-    out = ci_sweep.sweep_flow(client, _plan(), world=_world())
-    assert out.interrupted and out.exit_code == 130
+    out, _ = _run(client, _plan())
+    assert out.interrupted and (out.exit_code, out.build_verdict) == (130, "errored")
     assert ("cancel", "msw-1", True) in client.calls
-    assert ci_sweep.decide(out) == (130, "errored")
 
 
 def test_api_error_on_create_is_exit_2() -> None:
@@ -119,25 +128,30 @@ def test_api_error_on_create_is_exit_2() -> None:
         def create_sweep(self, body: dict[str, Any]) -> dict[str, Any]:
             raise NeensApiError("POST /model-sweeps failed: HTTP 422: over budget", status=422)
 
-    out = ci_sweep.sweep_flow(Refusing([]), _plan(), world=_world())
+    out, _ = _run(Refusing([]), _plan())
     assert out.exit_code == 2 and "over budget" in out.error
 
 
-def test_runner_sweep_without_a_winner_passes_unless_required() -> None:
-    base = SweepOutcome(command="run", sweep_id="msw-2", comparison=_comparison("none_clear"),
-                        exit_code=1)
-    assert ci_sweep.settle(base, require_winner=False).exit_code == 0
-    base.exit_code = 1
-    assert ci_sweep.settle(base, require_winner=True).exit_code == 1
-    errored = SweepOutcome(command="run", error="sweep msw-2 is void", exit_code=2,
+@pytest.mark.parametrize(("require", "code"), [(False, 0), (True, 1)])
+def test_runner_sweep_without_a_winner_passes_unless_required(require: bool,
+                                                              code: int) -> None:
+    out = SweepOutcome(command="run", sweep_id="msw-2", comparison=_comparison("none_clear"),
+                       require_winner=require)
+    conclude(out, job=JOBS["sweep"], world=_world())
+    assert out.exit_code == code
+    errored = SweepOutcome(command="run", error="sweep msw-2 is void", require_winner=require,
                            comparison={"status": "void"})
-    assert ci_sweep.settle(errored, require_winner=False).exit_code == 2
+    conclude(errored, job=JOBS["sweep"], world=_world())
+    assert errored.exit_code == 2
 
 
-def test_a_plain_outcome_renders_as_a_sweep_that_did_not_run() -> None:
-    failed = Outcome(mode="sweep", error="the install command failed with exit code 3")
-    assert ci_sweep.decide(failed) == (2, "errored")
-    report = ci_sweep.build(failed)
+def test_a_sweep_that_never_ran_renders_as_an_error() -> None:
+    failed = JOBS["sweep"].blank("the install command failed with exit code 3")
+    report = conclude(failed, job=JOBS["sweep"], world=_world())
+    assert (failed.exit_code, failed.build_verdict) == (2, "errored")
     assert report.error == "the install command failed with exit code 3"
     assert report.verdict == "errored" and report.outputs["winner"] == ""
-    assert ci_sweep.decide(Outcome(mode="sweep", interrupted=True)) == (130, "errored")
+    stopped = JOBS["sweep"].blank("interrupted")
+    stopped.interrupted = True
+    conclude(stopped, job=JOBS["sweep"], world=_world())
+    assert (stopped.exit_code, stopped.build_verdict) == (130, "errored")

@@ -6,7 +6,7 @@ import signal
 import subprocess
 
 from tests.helpers import PY, ROOT, SEED, TEST_KEY, start_sandbox
-from tests.integration.sandbox.support import create, eval_run, write_seed
+from tests.sandbox.integration.support import create, eval_run, write_seed
 
 DS = {"dataset_id": "ds_refunds"}
 
@@ -96,3 +96,55 @@ def test_neens_sandbox_serve_is_wired_into_the_main_cli():
     proc = subprocess.run([PY, "-m", "neens_action", "sandbox", "serve", "--help"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0 and "--score-delay" in proc.stdout and "--chaos" in proc.stdout
+
+
+def _without(tmp_path, package: str, body: str) -> dict[str, str]:
+    """An environment where ``package`` resolves to a stand-in (first on the path) whose
+    ``__init__`` is ``body``: the sandbox or its dependency as if not installed."""
+    stand_in = tmp_path / "shadow" / package
+    stand_in.mkdir(parents=True)
+    (stand_in / "__init__.py").write_text(body)
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(stand_in.parent)}
+
+
+def test_neens_sandbox_without_the_sandbox_is_one_line_and_exit_2(tmp_path):
+    message = ("neens: error: the sandbox is not installed here: "
+               "pip install 'neens-action[sandbox]'")
+    cases = [
+        ("neens_sandbox", "raise ImportError('not installed')\n"),  # the package itself
+        ("opentelemetry", ""),  # its dependency: no opentelemetry.proto behind it
+    ]
+    for package, body in cases:
+        env = _without(tmp_path / package, package, body)
+        # The cwd is not the checkout, so the stand-in is what `import neens_sandbox` finds.
+        for args in (["sandbox", "serve", "--help"], ["sandbox"],
+                     ["sandbox", "serve", "--db", "x.db", "--seed", str(SEED)]):
+            proc = subprocess.run([PY, "-m", "neens_action", *args], capture_output=True,
+                                  text=True, timeout=60, cwd=tmp_path, env=env)
+            assert proc.returncode == 2, (package, args, proc.stderr)
+            assert proc.stderr.strip() == message, (package, args, proc.stderr)
+            assert proc.stdout == ""
+        # The rest of the CLI still works and lists the command with the same advice.
+        proc = subprocess.run([PY, "-m", "neens_action", "--help"], capture_output=True,
+                              text=True, timeout=60, cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "pip install 'neens-action[sandbox]'" in proc.stdout
+    # `python -m neens_sandbox` without its dependency says what is missing, in one line.
+    env = _without(tmp_path / "direct", "opentelemetry", "")
+    proc = subprocess.run([PY, "-m", "neens_sandbox", "serve", "--help"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "opentelemetry.proto is not installed" in lines[0], proc.stderr
+    assert "pip install 'neens-action[sandbox]'" in lines[0]
+
+
+def test_a_bug_inside_an_installed_sandbox_is_not_reported_as_not_installed(tmp_path):
+    # An ImportError that names a module of the sandbox other than the package itself is a bug
+    # (a broken import inside it): it must surface, not read as "pip install ...".
+    env = _without(tmp_path, "neens_sandbox", "from neens_sandbox.nowhere_to_be_found import x\n")
+    proc = subprocess.run([PY, "-m", "neens_action", "sandbox", "serve", "--help"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert proc.returncode != 0
+    assert "not installed here" not in proc.stderr
+    assert "nowhere_to_be_found" in proc.stderr

@@ -1,0 +1,168 @@
+"""What the CI modes share: which inputs apply to which mode, the policy inputs, the fields
+every eval-style mode reads the same way, and settings errors reworded as input errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from neens_action.ci import inputs as ci_inputs
+from neens_action.ci.context import CiContext
+from neens_action.ci.inputs import InputError, Inputs
+from neens_action.errors import UsageError
+from neens_action.policy import GatePolicy
+from neens_action.settings import provenance
+
+S = TypeVar("S")
+POLICY_OVERRIDES = ("max-cost-delta-pct", "max-latency-delta-pct", "min-avg-score",
+                    "max-abs-failures")
+_SWEEP_ONLY = ("arms", "sweep-mode", "k", "bar", "budget-usd", "baseline-arm", "require-winner")
+_STRESS_ONLY = ("failure-modes", "per-mode", "strategies", "ready-timeout")
+_POLICY = ("gate-policy", *POLICY_OVERRIDES)
+_CREATE_ONLY = ("dataset", "dataset-version-id", "version-label", "name", "baseline",
+                "max-regressions", "min-pass-rate", "gates")
+# Inputs that mean nothing in a mode: setting one explicitly is a mistake worth one line.
+NOT_FOR: dict[str, tuple[str, ...]] = {
+    "run": (*_SWEEP_ONLY, *_STRESS_ONLY, "agent-connection", "suite-id"),
+    "push": (*_SWEEP_ONLY, *_STRESS_ONLY, "suite-id", "command", "run-id", "create"),
+    "stress": (*_SWEEP_ONLY, "gates", "run-id", "create", "dataset", "dataset-version-id"),
+    "sweep": (*_STRESS_ONLY, *_POLICY, "gates", "run-id", "create", "agent-connection",
+              "baseline", "max-regressions", "min-pass-rate", "no-gate"),
+    "create": ("command", "run-id", "shard"),
+    "shard": (*_CREATE_ONLY, "create"),
+    "finish": (*_CREATE_ONLY, "create", "command", "shard"),
+}
+HINTS = {
+    ("push", "command"): "Neens calls agent-connection, nothing runs here (command is for "
+                         "modes run and stress)",
+    ("push", "run-id"): "push always creates its run",
+    ("stress", "dataset"): "a stress test replays its scenario suite (use sweep for a dataset)",
+    ("stress", "dataset-version-id"): "a stress test replays its scenario suite",
+    ("stress", "gates"): "a stress test runs over the suite's scenarios only",
+    ("sweep", "min-pass-rate"): "use bar, the pass rate an arm must clear",
+    ("sweep", "baseline"): "use baseline-arm",
+    ("sweep", "agent-connection"): "push arms name their connection: arms LABEL=CONNECTION_ID "
+                                   "with sweep-mode push",
+    ("sweep", "no-gate"): "a sweep fails only with require-winner",
+    ("run", "agent-connection"): "set mode push to let Neens call the connection",
+    ("create", "command"): "the run is replayed by the shard jobs (mode shard)",
+    ("create", "run-id"): "mode create makes a new run; give its run-id output to the others",
+    ("shard", "dataset"): "the run was created by the create job: set run-id",
+    ("finish", "command"): "finish runs no agent: the shard jobs did",
+    ("finish", "dataset"): "the run was created by the create job: set run-id",
+}
+# CLI flags named in settings / flow errors -> the input that sets them
+FLAG_ALIASES = {"failure-mode": "failure-modes", "strategy": "strategies", "arm": "arms",
+                "pass-k": "k", "dataset-id": "dataset", "scenario-suite-id": "suite-id"}
+
+
+def as_input_error(exc: UsageError, name: str | None = None) -> InputError:
+    """A settings/flow usage error (worded with CLI flags) as an error naming an input."""
+    if isinstance(exc, InputError):
+        return exc
+    names = {i.name for i in ci_inputs.INPUTS}
+    first = ""
+
+    def swap(m: re.Match[str]) -> str:
+        nonlocal first
+        flag = m.group(1)
+        target = FLAG_ALIASES.get(flag, flag)
+        if target in names:
+            first = first or target
+            return flag  # "--arm" reads "arm" in the sentence; the line names "arms"
+        return m.group(0)
+
+    text = re.sub(r"--([a-z][a-z-]*)", swap, str(exc))
+    name = name or first or "inputs"
+    for prefix in (f"{name}: ", f"{name} "):
+        text = text.removeprefix(prefix)
+    return InputError(name, text.strip() or str(exc))
+
+
+def explicitly_set(environ: Mapping[str, str], name: str) -> bool:
+    """True when the job set input ``name`` itself to something other than its default
+    (GitHub passes every declared input, defaults included; fallbacks do not count)."""
+    spec = next(i for i in ci_inputs.INPUTS if i.name == name)
+    for var in ci_inputs.env_names(name):
+        value = environ.get(var, "").strip()
+        if value:
+            try:
+                return ci_inputs.parse_value(spec, value) != ci_inputs.parse_value(
+                    spec, spec.default)
+            except InputError:
+                return True
+    return False
+
+
+def check_mode_inputs(ctx: CiContext, mode: str) -> None:
+    """Refuse an input the mode would silently ignore (one line naming it)."""
+    for name in NOT_FOR.get(mode, ()):
+        if explicitly_set(ctx.environ, name):
+            hint = HINTS.get((mode, name))
+            raise InputError(name, f"does not apply to mode {mode}" + (f": {hint}" if hint
+                                                                      else ""))
+
+
+def override_values(inputs: Inputs) -> dict[str, Any]:
+    """The four policy override inputs as ``EvalRunSettings`` fields (None when unset)."""
+    return {name.replace("-", "_"): inputs.get(name) for name in POLICY_OVERRIDES}
+
+
+def policy_path(ctx: CiContext) -> str | None:
+    """``gate-policy`` relative to the workspace (else as given: cwd, the error names it)."""
+    raw = ctx.inputs.get("gate-policy")
+    if not raw:
+        return None
+    path = Path(raw)
+    if not path.is_absolute() and (ctx.workspace / path).exists():
+        return str(ctx.workspace / path)
+    return str(raw)
+
+
+def policy_from_inputs(ctx: CiContext) -> GatePolicy | None:
+    """The gate-as-code policy: ``gate-policy`` with the override inputs on top (or None)."""
+    overrides = {k: v for k, v in override_values(ctx.inputs).items() if v is not None}
+    path = policy_path(ctx)
+    if not path and not overrides:
+        return None
+    from neens_action.policy import build_policy
+
+    try:
+        return build_policy(path, overrides)
+    except UsageError as exc:
+        raise InputError("gate-policy", str(exc)) from None
+
+
+def declares_gates(policy: GatePolicy | None) -> bool:
+    return policy is not None and policy.gates_block() is not None
+
+
+def short_sha(ctx: CiContext) -> str | None:
+    return provenance.resolve(ctx.environ).short_sha or None
+
+
+def validated(settings: S, check: Callable[[S], object]) -> S:
+    """``check(settings)``; its usage error (worded with CLI flags) names the input instead."""
+    try:
+        check(settings)
+    except UsageError as exc:
+        raise as_input_error(exc) from None
+    return settings
+
+
+def eval_fields(ctx: CiContext) -> dict[str, Any]:
+    """``EvalRunSettings`` fields every eval-style mode reads the same way."""
+    inp = ctx.inputs
+    return dict(
+        base_url=inp.get("base-url", ""), api_key=inp.get("api-key"),
+        project_id=ctx.environ.get("NEENS_PROJECT_ID", "").strip() or None,
+        version_label=inp.get("version-label"), name=inp.get("name"),
+        baseline=inp.get("baseline"), max_regressions=inp.get("max-regressions"),
+        min_pass_rate=inp.get("min-pass-rate"), gate_policy=policy_path(ctx),
+        timeout=inp.get("timeout"), concurrency=inp.get("concurrency", 1),
+        poll_interval=inp.get("poll-interval", 5.0),
+        poll_timeout=inp.get("poll-timeout", 1800.0), no_gate=bool(inp.get("no-gate")),
+        **override_values(inp),
+    )

@@ -1,0 +1,104 @@
+"""How we reach Neens: base URL, key, project, timeouts, retries, and :func:`make_client`.
+
+Every job's settings extend :class:`Connection`, and :func:`make_client` is the only place a
+:class:`~neens_action.api.client.NeensClient` is built, so every mode (runs, pushes, shards,
+sweeps, stress tests, doctor) talks to Neens with the same deadlines and the same retries.
+Secrets are ``repr=False``: a settings object can be logged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from neens_action.errors import UsageError
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+
+REQUEST_TIMEOUT = 30.0  # seconds per request
+RETRIES = 5  # safe calls; chaos-tested (issue 10): 6 attempts, ~8 s of backoff
+# setting -> the variable it falls back to when its flag is not given
+CONNECTION_ENV = {
+    "base_url": "NEENS_BASE_URL",
+    "api_key": "NEENS_API_KEY",
+    "project_id": "NEENS_PROJECT_ID",
+}
+
+
+def check_base_url(url: str | None) -> str:
+    """The API origin, checked and without a trailing slash (a UsageError says what to fix)."""
+    if not url or not url.strip():
+        raise UsageError("no Neens base URL: pass --base-url or set NEENS_BASE_URL")
+    u = url.strip()
+    parts = urlsplit(u)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"--base-url must be an http(s) URL such as https://neens.example.com, "
+                         f"got {u[:80]!r}")
+    if parts.username or parts.password:
+        raise UsageError("--base-url must not carry credentials: pass the key with --api-key")
+    return u.rstrip("/")
+
+
+def check_number(name: str, value: float | None, *, lo: float | None = None,
+                 hi: float | None = None, positive: bool = False) -> None:
+    """A finite number within bounds (None passes: the setting is optional)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UsageError(f"{name} must be a number, got {value!r}")
+    if positive and value <= 0:
+        raise UsageError(f"{name} must be greater than 0, got {value:g}")
+    if lo is not None and value < lo:
+        raise UsageError(f"{name} must be at least {lo:g}, got {value:g}")
+    if hi is not None and value > hi:
+        raise UsageError(f"{name} must be at most {hi:g}, got {value:g}")
+
+
+def env_defaults(values: dict[str, object], environ: Mapping[str, str],
+                 table: Mapping[str, str]) -> dict[str, object]:
+    """Fill the settings in ``table`` that were not given (None or "") from the environment."""
+    for attr, var in table.items():
+        if values.get(attr) in (None, "") and environ.get(var, "").strip():
+            values[attr] = environ[var].strip()
+    return values
+
+
+@dataclass
+class Connection:
+    """The part of every job's settings that says how to reach Neens."""
+
+    base_url: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    project_id: str | None = None
+    request_timeout: float = REQUEST_TIMEOUT
+    retries: int = RETRIES
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, object], environ: Mapping[str, str]) -> Connection:
+        """``--base-url/--api-key/--project-id`` (or ``NEENS_*``), checked."""
+        values = {k: flags.get(k) for k in CONNECTION_ENV}
+        env_defaults(values, environ, CONNECTION_ENV)
+        conn = cls(base_url=str(values["base_url"] or ""),
+                   api_key=str(values["api_key"] or "") or None,
+                   project_id=str(values["project_id"] or "") or None)
+        return conn.check_connection()
+
+    def check_connection(self) -> Connection:
+        self.base_url = check_base_url(self.base_url)
+        self.project_id = (self.project_id or "").strip() or None
+        check_number("request timeout", self.request_timeout, positive=True)
+        if isinstance(self.retries, bool) or int(self.retries) < 0:
+            raise UsageError(f"retries must be 0 or more, got {self.retries}")
+        return self
+
+
+def make_client(conn: Connection) -> NeensClient:
+    """The one place a :class:`NeensClient` is built: the same deadline and retries for all."""
+    from neens_action.api.client import NeensClient
+
+    return NeensClient(conn.base_url, conn.api_key, conn.project_id,
+                       timeout=conn.request_timeout, retries=conn.retries)
