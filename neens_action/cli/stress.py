@@ -101,7 +101,7 @@ def _finish(suite: dict[str, Any], json_out: bool) -> int:
     return 0
 
 
-def _wait(client: Any, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
+def _wait(client: NeensClient, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
     from neens_action.flows.stress import wait_ready
     from neens_action.settings.connection import check_number as _finite
     from neens_action.world import World

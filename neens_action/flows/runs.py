@@ -4,12 +4,15 @@ run's verdict through the one poll loop (:mod:`neens_action.flows.polling`), bas
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import RunError
 from neens_action.flows.polling import poll_until
 from neens_action.items import ItemDigest
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
 
 TERMINAL_RUN = frozenset({"completed", "completed_with_regressions", "failed", "cancelled"})
 
@@ -42,7 +45,7 @@ def all_scored(run: dict[str, Any]) -> bool:
     return run.get("status") == "running" and total > 0 and _int(run.get("completed")) >= total
 
 
-def poll_run(client: Any, run_id: str, *, world: World, interval: float, timeout: float,
+def poll_run(client: NeensClient, run_id: str, *, world: World, interval: float, timeout: float,
              on_poll: Callable[[dict[str, Any]], None] | None = None,
              digest: ItemDigest | None = None) -> dict[str, Any]:
     """Poll E2 until the run is terminal (without the per-item list when the client can),

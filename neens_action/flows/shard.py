@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import Interrupted, NeensError, RunError
 from neens_action.flows.polling import PollTimeout, poll_until
@@ -43,6 +43,11 @@ from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome
 from neens_action.settings.shard import resume_command
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+    from neens_action.policy import GatePolicy
+    from neens_action.settings.run import EvalRunSettings
 
 MAX_NAMED = 10  # missing items named in the refusal line
 CAPTURE_WAIT = 10.0  # seconds --finish re-checks for traces still being ingested
@@ -68,7 +73,7 @@ def shard_items(items: Sequence[FrozenItem], index: int, total: int) -> list[Fro
     return [row for k, row in enumerate(items) if k in mine]
 
 
-def _cancel_ours(client: Any, outcome: Outcome, world: World) -> None:
+def _cancel_ours(client: NeensClient, outcome: Outcome, world: World) -> None:
     if outcome.run_id and outcome.extra.get("created"):
         try:
             client.cancel_run(outcome.run_id, quick=True)
@@ -86,7 +91,8 @@ def _interrupted(outcome: Outcome, world: World) -> None:
 # -- create --------------------------------------------------------------------------------------
 
 
-def run_create_only(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+def run_create_only(settings: EvalRunSettings, *, client: NeensClient, world: World,
+                    policy: GatePolicy | None = None) -> Outcome:
     """``--create --only-create``: E1 and nothing else. The run waits for its shards."""
     outcome = Outcome(mode="create", base_url=client.base_url, enforced=not settings.no_gate)
     prov = settings.resolve_provenance(world.environ)
@@ -108,7 +114,8 @@ def run_create_only(settings: Any, *, client: Any, world: World, policy: Any = N
 # -- shard ---------------------------------------------------------------------------------------
 
 
-def run_shard(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
+              policy: GatePolicy | None = None) -> Outcome:
     """``--shard I/N`` (or ``--no-start``): replay this job's share; never start the run."""
     index = int(getattr(settings, "shard_index", 1) or 1)
     total = int(getattr(settings, "shard_total", 1) or 1)
@@ -233,7 +240,7 @@ def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
             f"Re-run the shard(s) that own them, then {resume_command(run_id)}")
 
 
-def wait_for_capture(client: Any, run_id: str, run: Mapping[str, Any], *, world: World,
+def wait_for_capture(client: NeensClient, run_id: str, run: Mapping[str, Any], *, world: World,
                      budget: float, outage_budget: float | None = None,
                      ) -> tuple[Mapping[str, Any], list[str] | None]:
     """Re-read the run for up to ``budget`` s while items still lack a trace (ingestion may
@@ -255,7 +262,8 @@ def wait_for_capture(client: Any, run_id: str, run: Mapping[str, Any], *, world:
     return run, missing_items(run)
 
 
-def run_finish(settings: Any, *, client: Any, world: World, policy: Any = None) -> Outcome:
+def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
+               policy: GatePolicy | None = None) -> Outcome:
     """``--run-id ID --finish``: check every item has a trace, start, poll, gate."""
     outcome = Outcome(mode="finish", base_url=client.base_url, enforced=not settings.no_gate)
     outcome.run_id = settings.run_id

@@ -15,7 +15,7 @@ runs and gated like ``eval run`` / ``eval push``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
@@ -26,6 +26,10 @@ from neens_action.outcome import Outcome
 from neens_action.settings import provenance
 from neens_action.settings.stress import StressSettings
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
+    from neens_action.policy import GatePolicy
 
 SUITE_DONE = frozenset({"ready", "failed"})
 
@@ -62,7 +66,7 @@ def regenerate_body(*, per_mode: int | None = None, strategies: list[str] | None
 
 
 def launch_body(settings: StressSettings, prov: provenance.Provenance,
-                policy: Any = None) -> dict[str, Any]:
+                policy: GatePolicy | None = None) -> dict[str, Any]:
     """E20: the pre-prod knobs (label, runner mode, connection, judges, baseline, gate) plus
     provenance, like ``eval run --create`` (the CI default baseline included)."""
     body: dict[str, Any] = {"version_label": settings.version_label}
@@ -121,7 +125,7 @@ def skipped_lines(suite: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def wait_ready(client: Any, suite_id: str, *, world: World, interval: float,
+def wait_ready(client: NeensClient, suite_id: str, *, world: World, interval: float,
                timeout: float, raise_failed: bool = True,
                on_poll: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Poll E18 until ``ready`` (returned) or ``failed`` (RunError with the server's reason,
@@ -141,7 +145,7 @@ def wait_ready(client: Any, suite_id: str, *, world: World, interval: float,
     return suite
 
 
-def launch(client: Any, suite_id: str, body: Mapping[str, Any], *, world: World,
+def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world: World,
            outcome: Outcome | None = None) -> dict[str, Any]:
     """E20; prints the run and baseline lines. 409 (suite not ready) => one clear RunError."""
     try:
@@ -163,8 +167,8 @@ def launch(client: Any, suite_id: str, body: Mapping[str, Any], *, world: World,
     return run
 
 
-def _drive_push(client: Any, outcome: Outcome, settings: StressSettings, *, world: World,
-                policy: Any) -> None:
+def _drive_push(client: NeensClient, outcome: Outcome, settings: StressSettings, *, world: World,
+                policy: GatePolicy | None) -> None:
     """E5 -> (poll E2) -> E7 (+ policy), as ``eval push`` does after its create."""
     from neens_action.flows.push import trigger
 
@@ -187,7 +191,7 @@ def _drive_push(client: Any, outcome: Outcome, settings: StressSettings, *, worl
     pull.collect_verdict(client, outcome, world=world, policy=policy)
 
 
-def _suite(client: Any, settings: StressSettings, outcome: Outcome, world: World) -> str:
+def _suite(client: NeensClient, settings: StressSettings, outcome: Outcome, world: World) -> str:
     if settings.suite_id:
         return settings.suite_id
     name = (settings.suite_name or "").strip() or f"stress {settings.version_label}"
@@ -204,8 +208,8 @@ def _suite(client: Any, settings: StressSettings, outcome: Outcome, world: World
     return suite_id
 
 
-def drive(client: Any, settings: StressSettings, outcome: Outcome, *, world: World,
-          policy: Any) -> None:
+def drive(client: NeensClient, settings: StressSettings, outcome: Outcome, *, world: World,
+          policy: GatePolicy | None) -> None:
     """Suite -> ready -> launch -> drive -> gate. Raises NeensError / Interrupted."""
     suite_id = _suite(client, settings, outcome, world)
     world.log(f"Waiting for scenario suite {suite_id} to be ready ...")
@@ -230,8 +234,8 @@ def drive(client: Any, settings: StressSettings, outcome: Outcome, *, world: Wor
     pull.drive_run(client, outcome, opts, world=world, run=run)
 
 
-def run_stress(settings: StressSettings, *, client: Any, world: World,
-               policy: Any = None) -> Outcome:
+def run_stress(settings: StressSettings, *, client: NeensClient, world: World,
+               policy: GatePolicy | None = None) -> Outcome:
     """``neens stress run`` (settings validated). Everything after the first request lands
     on the returned outcome; the pipeline decides, reports and renders."""
     outcome = Outcome(mode="stress", base_url=client.base_url, enforced=not settings.no_gate)

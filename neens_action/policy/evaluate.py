@@ -9,6 +9,7 @@ a warning (spec 8.2: a failed fetch never blocks, and never passes silently).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -187,7 +188,8 @@ class Signals:
 
 
 def evaluate(
-    policy: Any, *, run: Any, comparison: Any = None, metrics: Any = None
+    policy: GatePolicy, *, run: Mapping[str, Any], comparison: Mapping[str, Any] | None = None,
+    metrics: Mapping[str, Any] | None = None
 ) -> PolicyEval:
     """Evaluate every rule (then every gate-drift item) of ``policy``. Pure."""
     data = Signals(run, comparison, metrics)

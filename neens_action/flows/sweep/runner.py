@@ -22,7 +22,7 @@ import shlex
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.agents.correlation import SweepTag, item_env, otlp_warning
 from neens_action.agents.runner import Job, Runner
@@ -41,6 +41,9 @@ from neens_action.flows.sweep.shared import (
 from neens_action.outcome import Invocation, SweepOutcome
 from neens_action.verdict import sweep_run_problem
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.api.client import NeensClient
 
 START_ATTEMPTS = 3
 START_WAITS = (1.0, 2.0)
@@ -126,7 +129,7 @@ def plan(runs: list[ChildRun]) -> list[tuple[ChildRun, int]]:
     return order
 
 
-def _no_retries(client: Any) -> Any:
+def _no_retries(client: NeensClient) -> Any:
     """The same client (same session) without its own retries: the /start loop retries
     (3 attempts, 1 s then 2 s), so a transient error is not retried twelve times."""
     clone = copy.copy(client)
@@ -138,7 +141,7 @@ def _no_retries(client: Any) -> Any:
 class Starter:
     """Starts child runs on its own thread, in the order their last item finished."""
 
-    def __init__(self, client: Any, world: World, waits: tuple[float, ...],
+    def __init__(self, client: NeensClient, world: World, waits: tuple[float, ...],
                  on_failed: Callable[[dict[str, Any]], None]) -> None:
         self.client = client
         self.world = world
