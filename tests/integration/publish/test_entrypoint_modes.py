@@ -289,20 +289,21 @@ def test_gitlab_push_sweep_writes_dotenv_with_sweep_id_and_winner(
         assert world.api_key not in text and GL_TOKEN not in text
 
 
-def test_the_input_table_is_whole_whichever_module_is_imported_first() -> None:
-    """Mode inputs are registered when ci_inputs is imported, on its own or via ci, and the
-    table generator (`python -m neens_action.ci.inputs`) prints them."""
-    probe = ("import sys; from neens_action import {first}; "
-             "from neens_action import ci_inputs; "
-             "print([i.name for i in ci_inputs.INPUTS])")  # the order too: the docs table
-    listings = []
-    for first in ("ci_inputs", "ci", "ci_modes", "ci_shard"):
-        proc = subprocess.run([PY, "-c", probe.format(first=first)], capture_output=True,
-                              text=True, timeout=60, cwd=ROOT)
-        assert proc.returncode == 0, proc.stderr
-        listings.append(proc.stdout)
-    assert len(set(listings)) == 1, listings
-    assert "'arms'" in listings[0] and "'agent-connection'" in listings[0]
+def test_the_one_input_table_is_whole_without_importing_any_mode() -> None:
+    """Every mode's inputs are in ``ci/inputs.py`` itself (no registration on import): the
+    table module alone lists them, the modes add nothing, and the docs table is its output."""
+    probe = ("from neens_action.ci import inputs; import sys; "
+             "print(sorted(m for m in sys.modules if m.startswith('neens_action.ci.modes'))); "
+             "print([i.name for i in inputs.INPUTS])")
+    alone = subprocess.run([PY, "-c", probe], capture_output=True, text=True, timeout=60,
+                           cwd=ROOT)
+    assert alone.returncode == 0, alone.stderr
+    modes_loaded, names = alone.stdout.splitlines()
+    assert modes_loaded == "[]"  # no mode module was needed to complete the table
+    assert "'arms'" in names and "'agent-connection'" in names and "'shard'" in names
+    after = subprocess.run([PY, "-c", "import neens_action.ci.main; " + probe],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert after.stdout.splitlines()[1] == names  # importing every mode changes nothing
     table = subprocess.run([PY, "-m", "neens_action.ci.inputs"], capture_output=True,
                            text=True, timeout=60, cwd=ROOT)
     assert table.returncode == 0, table.stderr
