@@ -23,9 +23,10 @@ from neens_action.agents import correlation
 from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
-from neens_action.flows.runs import describe_baseline, poll_run
+from neens_action.flows.runs import poll_run
 from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
+from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings import provenance
 from neens_action.world import World
 

@@ -3,7 +3,7 @@
 1. E1 with ``runner_mode: "push"`` and ``agent_connection_id`` (plus gate, baseline,
    provenance, ``gates`` or the policy's ``gates_policy``); the baseline and drift lines.
 2. E5 ``/run``. A terminal answer (inline queue) is used as is; otherwise E2 is polled.
-3. E7, and with a policy E8/E9 and the evaluation (shared with the pull flow).
+3. E7, and with a policy E8/E9 (shared with the pull flow); the pipeline evaluates the policy.
 
 :func:`run_push` is the CLI flow: usage problems raise before any request, everything later
 lands in ``outcome.error`` / ``outcome.interrupted`` so the pipeline still reports a build
@@ -76,7 +76,7 @@ def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -
 def drive_push(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, world: World,
                policy: GatePolicy | None, poll_interval: float,
                poll_timeout: float) -> Outcome:
-    """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 and the policy). Raises NeensError /
+    """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 for the policy). Raises NeensError /
     Interrupted; a terminal ``failed`` run is recorded in ``outcome.error`` and the gate is
     still fetched."""
     outcome.extra["version_label"] = body.get("version_label")

@@ -21,8 +21,9 @@ from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.polling import PollTimeout, poll_until
-from neens_action.flows.runs import describe_baseline, is_terminal, poll_run
+from neens_action.flows.runs import is_terminal, poll_run
 from neens_action.outcome import Outcome
+from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings import provenance
 from neens_action.settings.stress import StressSettings
 from neens_action.world import World

@@ -1,7 +1,7 @@
 """Typed settings for the eval commands, built from flags + environment (or action inputs).
 
 :class:`EvalRunSettings` is a plain dataclass with no click dependency: the CLI builds it with
-:meth:`EvalRunSettings.from_flags` and the CI front door (``ci.py``) can build it directly
+:meth:`EvalRunSettings.from_flags` and the CI modes (``ci/modes/``) can build it directly
 from action inputs. :meth:`validate` raises :class:`~neens_action.errors.UsageError` with one
 line that says what to fix. Secrets are ``repr=False`` so a settings object can be logged.
 

@@ -31,9 +31,9 @@ from neens_action.errors import (
 )
 from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt, server_gate
 from neens_action.flows.runs import is_terminal
-from neens_action.flows.watch import diff as watch_diff
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
 from neens_action.outcome import Outcome
+from neens_action.report.build import watch_diff
 from neens_action.report.render import watch_text
 from neens_action.verdict import decide_watch
 from neens_action.world import World

@@ -13,7 +13,7 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from neens_action.flows.runs import describe_baseline
+from neens_action.report.build.baseline import describe_baseline
 from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.model import ItemVerdict, PolicyLine, Report, Table

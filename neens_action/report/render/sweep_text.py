@@ -1,6 +1,6 @@
 """Terminal rendering of a sweep :class:`Report` (spec ``neens-api.md`` 10.8, to the character).
 
-The report's cells are already formatted by ``report/sweep.py``; this module only lays them
+The report's cells are already formatted by ``report/build/sweep.py``; this module only lays them
 out. Untrusted text (arm labels, models, server sentences) is made single-line so a value
 cannot forge extra log lines; nothing here interprets Markdown or workflow commands.
 """

@@ -2,7 +2,7 @@
 
 Pure: every function returns the lines to print (the flow writes them to stderr through
 ``World.log``). Untrusted text (item inputs, ids, errors, file names) goes through
-:func:`~neens_action.flows.watch.diff.one_line`, so it can neither break a line nor carry
+:func:`~neens_action.report.build.watch_diff.one_line`, so it can neither break a line nor carry
 terminal escape sequences.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neens_action.flows.watch.diff import PASS, ItemChange, ItemDiff, ItemState, one_line
+from neens_action.report.build.watch_diff import PASS, ItemChange, ItemDiff, ItemState, one_line
 
 JsonDict = dict[str, Any]
 MAX_ITEM_LINES = 25  # per group; the rest is counted

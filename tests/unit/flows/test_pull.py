@@ -12,9 +12,9 @@ from neens_action import pipeline
 from neens_action.api.json_stream import keep
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows.pull import create_body, run_pull
-from neens_action.flows.runs import describe_baseline
 from neens_action.jobs import JOBS
 from neens_action.policy import apply_policy
+from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings.provenance import resolve
 from neens_action.settings.run import EvalRunSettings
 from neens_action.world import World

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neens_action.flows.watch.diff import ItemState, diff_items
+from neens_action.report.build.watch_diff import ItemState, diff_items
 from neens_action.report.render.watch_text import (
     IterationView,
     banner,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from neens_action.flows.watch.diff import (
+from neens_action.report.build.watch_diff import (
     DIFF_KEYS,
     ItemState,
     deltas,
