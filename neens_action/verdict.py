@@ -42,7 +42,8 @@ def gate_passed(outcome: Outcome) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _policy_flags(policy_eval: Any) -> tuple[bool, bool]:
+def policy_flags(policy_eval: Any) -> tuple[bool, bool]:
+    """(blocked, warned) of a PolicyEval or its ``to_json()`` dict; (False, False) without one."""
     if policy_eval is None:
         return False, False
     if isinstance(policy_eval, dict):
@@ -58,7 +59,7 @@ def decide(outcome: Outcome) -> Verdict:
         return EXIT_ERROR, "errored"
     if not isinstance(outcome.gate, dict):
         return EXIT_ERROR, "errored"
-    blocked, warned = _policy_flags(outcome.policy_eval)
+    blocked, warned = policy_flags(outcome.policy_eval)
     failed = gate_passed(outcome) is not True or blocked
     if failed and outcome.enforced:
         return EXIT_FAILED, "blocked"

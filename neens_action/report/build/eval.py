@@ -17,7 +17,13 @@ from neens_action.report.build.baseline import describe_baseline
 from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.model import ItemVerdict, PolicyLine, Report, Table
-from neens_action.verdict import decide, gate_passed, policy_results, result_field
+from neens_action.verdict import (
+    decide,
+    gate_passed,
+    policy_flags,
+    policy_results,
+    result_field,
+)
 
 NOT_COMPARED = "not compared (no baseline)"
 GATE_COLUMNS = ["GATE", "ENFORCED", "PASS RATE", "THRESHOLD", "SCORED", "VERDICT"]
@@ -238,6 +244,22 @@ def headline(outcome: Outcome, exit_code: int, verdict: str) -> str:
     return f"Gate failed{first} (pass rate {rate}, {regs_part})."
 
 
+def gate_fact(outcome: Outcome, server_passed: bool) -> str:
+    """The gate as decided, never contradicting the verdict: a run error decides nothing, and
+    a blocking policy rule blocks a run whose server gate passed."""
+    if outcome.interrupted:
+        text = "not decided (interrupted)"
+    elif outcome.error:
+        text = "not decided (run error)"
+    elif server_passed and policy_flags(outcome.policy_eval)[0]:
+        text = "BLOCKED by policy (server gate passed)"
+    else:
+        text = "PASSED" if server_passed else "FAILED"
+    if not outcome.enforced:
+        text += "  (--no-gate: not enforced)"
+    return text
+
+
 def build_eval_report(outcome: Outcome) -> Report:
     """The one Report for an eval-style outcome (exit code / verdict decided if not yet)."""
     if outcome.build_verdict is None:
@@ -257,10 +279,8 @@ def build_eval_report(outcome: Outcome) -> Report:
                         ("regressions", regressions_text(outcome))]
         report.facts += _baseline_facts(gate, outcome.run or {})
         report.gate_passed = gate_passed(outcome) is True
-        gate_text = "PASSED" if report.gate_passed else "FAILED"
-        if not outcome.enforced:
-            gate_text += "  (--no-gate: not enforced)"
-        report.facts += [("pass rate", pct2(pass_rate(outcome))), ("gate", gate_text)]
+        report.facts += [("pass rate", pct2(pass_rate(outcome))),
+                         ("gate", gate_fact(outcome, report.gate_passed))]
         for label, value in report.facts:
             if label == "WARNING" and value not in report.warnings:
                 report.warnings.insert(0, value)
