@@ -170,11 +170,20 @@ class WorkerProc:
                 return Exchange(protocol=str(exc))
             self.spoke = True
             self.items += 1
+            self.drain_stderr()  # what it wrote there before answering is this item's
             return Exchange(reply=reply)
         return None
 
     def drain(self) -> None:
         """Read the stderr (and stdout) already written, without waiting."""
+        self.drain_stderr()
+        if self.stdout is not None:
+            with contextlib.suppress(OSError):
+                chunk = os.read(self.stdout, 65536)
+                if chunk:
+                    self.tail.add(chunk)
+
+    def drain_stderr(self) -> None:
         for _ in range(64):  # at most 4 MiB: the tail keeps only its cap anyway
             if self.stderr is None:
                 break
@@ -182,11 +191,6 @@ class WorkerProc:
             poller.register(self.stderr, _IN)
             if not poller.poll(0) or not self._read_stderr():
                 break
-        if self.stdout is not None:
-            with contextlib.suppress(OSError):
-                chunk = os.read(self.stdout, 65536)
-                if chunk:
-                    self.tail.add(chunk)
 
     def _close(self, which: str) -> None:
         stream = getattr(self.popen, which)
