@@ -60,6 +60,7 @@ class WorkerProc:
         self.lines = LineBuffer()
         self.tail = OutputTail(output_cap)
         self.spoke = False  # wrote at least one valid protocol line
+        self.stray = False  # wrote a line to stdout outside the protocol
         self.items = 0  # items answered
 
     @property
@@ -159,6 +160,7 @@ class WorkerProc:
             return None
         for line, partial in self.lines.feed(chunk):
             if not is_protocol_line(line):
+                self.stray = True
                 self.tail.add(line)
                 continue
             if partial:

@@ -131,7 +131,7 @@ class WorkerRunner(Runner):
             why = " ".join(ex.reply.error.split())[:500] or "no reason given"
             return {"returncode": 1, "error": f"agent error: {why}"}
         rc = proc.returncode
-        if ex.stopped:
+        if ex.stopped or self._stopping:  # killed by kill_all, whatever was seen first
             return {"returncode": rc, "error": "killed (interrupted)"}
         if ex.timed_out:
             return {"returncode": rc, "timed_out": True,
@@ -141,7 +141,7 @@ class WorkerRunner(Runner):
                     "error": f"worker broke the protocol on item {item_id}: {ex.protocol}"}
         said = f"rc={rc}" if rc is not None else "closed its stdout"
         error = f"worker exited ({said}) before answering item {item_id}"
-        if not proc.spoke:
+        if not proc.spoke and (rc == 0 or proc.stray):  # a one-shot agent, most likely
             error += f": {NOT_A_WORKER}"
         return {"returncode": rc, "error": error}
 
