@@ -120,3 +120,32 @@ def test_sigterm_stops_every_worker(sandbox, tmp_path):
     run_id = next(line.split()[2] for line in err.splitlines()
                   if line.startswith("Created run "))
     assert sandbox.get(f"/preprod-evals/{run_id}").json()["status"] == "cancelled"
+
+
+def test_sweep_run_in_worker_mode_tags_each_item_with_its_arm(tmp_path):
+    from tests.helpers import start_sandbox
+
+    sb = start_sandbox(tmp_path, seed=ROOT / "tests" / "integration" / "data" /
+                       "sweep_seed.yaml")
+    try:
+        proc = run_cli(["sweep", "run", "--create", "--name", "warm", "--version-label", "v1",
+                        "--dataset", "ds_sweep", "--arm", "big=gpt-4o", "--arm",
+                        "small=gpt-4o-mini", "--k", "1", "--poll-interval", "0.5", "--json",
+                        "--workers", "2", "--", *WORKER], sb.agent_env(), timeout=240)
+        assert proc.returncode == 0, proc.stderr
+        assert "with 2 warm worker(s) (interleaved" in proc.stderr
+        con = sqlite3.connect(f"file:{sb.db}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = con.execute("SELECT item_id, attributes, resource FROM spans "
+                               "WHERE name LIKE 'chat %'").fetchall()
+        finally:
+            con.close()
+        models = {"big": "gpt-4o", "small": "gpt-4o-mini"}
+        assert rows
+        for item_id, attrs, resource in rows:
+            res = json.loads(resource)
+            assert res["neens.dataset_item_id"] == item_id
+            # the arm's model reached the worker through the item's NEENS_EVAL_MODEL
+            assert json.loads(attrs)["gen_ai.request.model"] == models[res["neens.sweep_arm"]]
+    finally:
+        sb.stop()
