@@ -7,6 +7,8 @@ import sys
 USAGE = ("usage: python -m bench all [--only SECTIONS] [--sizes 1000,10000] "
          "[--concurrency 1,8,32] [--skip-vendor] ...\n"
          "       python -m bench pull [--items N] [--concurrency N] [--skip-vendor] ...\n"
+         "       python -m bench warm [--agents startup,otel] [--sizes 200,1000] "
+         "[--concurrency 2,8]\n"
          "(python -m bench all --help lists every option)")
 
 
@@ -19,11 +21,15 @@ def main(argv: list[str]) -> int:
         from bench.suite import main as suite_main
 
         return suite_main(rest)
+    if name == "warm":
+        from bench.warm import main as warm_main
+
+        return warm_main(rest)
     if name == "pull":
         from bench.pull import main as pull_main
 
         return pull_main(rest)
-    print(f"bench: unknown benchmark {name!r} (known: all, pull)", file=sys.stderr)
+    print(f"bench: unknown benchmark {name!r} (known: all, pull, warm)", file=sys.stderr)
     return 2
 
 

@@ -127,6 +127,9 @@ INPUTS: list[Input] = [
     Input("suite-id", "str", "", "modes stress, sweep: a generated scenario suite to replay"),
     Input("sweep-mode", "choice", "runner", "mode sweep: runner (command runs per arm) | push "
           "(Neens calls each arm's connection)", choices=("runner", "push")),
+    Input("workers", "int", "", "modes run, shard, sweep: worker mode, N long-lived agent "
+          "processes handed one item at a time (docs/worker-protocol.md); replaces "
+          "concurrency", minimum=1, maximum=256),
 ]
 _BY_NAME = {i.name: i for i in INPUTS}
 

@@ -17,6 +17,7 @@ from neens_action.cli.options import (
     policy_options,
     poll_options,
     provenance_options,
+    workers_option,
 )
 
 _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
@@ -39,6 +40,7 @@ _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=Fals
 @policy_options
 @connection_options
 @agent_options("item")
+@workers_option
 @poll_options()
 @no_gate_option
 @click.option("--shard", metavar="I/N",

@@ -112,6 +112,12 @@ def agent_options(unit: str = "item") -> Decorator:
     )
 
 
+workers_option = click.option(
+    "--workers", type=click.IntRange(min=1), default=None, metavar="N",
+    help="Worker mode: N long-lived agent processes, each handed one item at a time over "
+         "a pipe (docs/worker-protocol.md); replaces --concurrency.")
+
+
 def poll_options(timeout_help: str = "Overall scoring budget.") -> Decorator:
     return stack(
         click.option("--poll-interval", type=float, default=5.0, show_default=True,

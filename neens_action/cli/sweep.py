@@ -235,6 +235,9 @@ def _one_id(positional: str | None, option: str | None, what: str) -> str:
               help="refuse the sweep (HTTP 422) when the estimate is above this")
 @click.option("--concurrency", type=int, default=1, show_default=True, metavar="N",
               help="agent invocations in parallel, across all arms")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="worker mode: N long-lived agent processes, one item at a time each "
+                   "(docs/worker-protocol.md); replaces --concurrency")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
               help="per-invocation deadline")
 @click.option("--bar", type=float, default=None, metavar="RATE",
@@ -249,8 +252,9 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
                 version_label: str | None, arms: tuple[str, ...], dataset_id: str | None,
                 dataset_version_id: str | None, scenario_suite_id: str | None,
                 pass_k: int | None, judges: tuple[str, ...], budget_usd: float | None,
-                concurrency: int, timeout: float | None, bar: float | None,
-                baseline_arm: str | None, poll_interval: float, poll_timeout: float,
+                concurrency: int, workers: int | None, timeout: float | None,
+                bar: float | None, baseline_arm: str | None, poll_interval: float,
+                poll_timeout: float,
                 as_json: bool, base_url: str | None, api_key: str | None,
                 project_id: str | None, command: tuple[str, ...]) -> int:
     """Runner mode: run YOUR agent for every arm x rep x item, then print the verdict.
@@ -258,6 +262,7 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
     Everything after `--` is your command; it gets $NEENS_EVAL_MODEL and the sweep variables.
     """
     from neens_action.settings import sweep as flows
+    from neens_action.settings.connection import check_workers
 
     argv = list(command)
     if not argv:
@@ -269,6 +274,7 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
                          "--sweep-id ID (attach and resume)")
     if concurrency < 1:
         raise UsageError(f"--concurrency must be 1 or more (got {concurrency})")
+    check_workers(workers, concurrency)
     if timeout is not None and not timeout > 0:
         raise UsageError(f"--timeout must be > 0 seconds (got {timeout})")
     flows.check_bar(bar)
@@ -290,7 +296,7 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
                              "keeps the arms and settings it was created with")
     return run_sweep_job("sweep-run", as_json=as_json, base_url=base_url, api_key=api_key,
                          project_id=project_id, command=argv, sweep_id=sweep_id, body=body,
-                         concurrency=concurrency, timeout=timeout, bar=bar,
+                         concurrency=concurrency, workers=workers, timeout=timeout, bar=bar,
                          baseline_arm=baseline_arm or None, poll=poll)
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from neens_action.agents import correlation
 from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
+from neens_action.agents.workers import make_runner
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
 from neens_action.flows.runs import poll_run
@@ -46,6 +47,7 @@ class DriveOptions:
     version_label: str | None = None  # None: read the run's versionLabel
     per_item_timeout: float | None = None
     concurrency: int = 1
+    workers: int | None = None  # worker mode (agents/workers.py)
     poll_interval: float = 5.0
     poll_timeout: float = 1800.0
     output_cap: int = DEFAULT_OUTPUT_CAP
@@ -231,13 +233,20 @@ def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> No
 def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: World,
                timeout: float | None, concurrency: int, output_cap: int = DEFAULT_OUTPUT_CAP,
                on_result: Callable[[Job, Invocation], None] | None = None,
-               runner: Runner | None = None, keep_ok: bool = True) -> list[Invocation]:
-    """Run the command once per job (interrupt-safe: agents are killed before re-raising).
+               runner: Runner | None = None, keep_ok: bool = True,
+               workers: int | None = None) -> list[Invocation]:
+    """Run the command once per job (interrupt-safe: agents are killed before re-raising),
+    or with ``workers``, in that many long-lived worker processes.
     ``keep_ok=False``: only the invocations that did not succeed are returned."""
-    runner = runner or Runner(command, timeout=timeout, concurrency=concurrency,
-                              output_cap=output_cap, log=world.log, log_every=LOG_EVERY,
-                              environ=world.environ)  # NEENS_LAUNCHER
+    runner = runner or make_runner(command, timeout=timeout, concurrency=concurrency,
+                                   workers=workers, output_cap=output_cap, log=world.log,
+                                   log_every=LOG_EVERY, environ=world.environ)
     return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
+
+
+def agents_phrase(concurrency: int, workers: int | None) -> str:
+    """How the items run, for the 'Running N item(s) ...' line."""
+    return f"{workers} warm worker(s)" if workers else f"concurrency={concurrency}"
 
 
 def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: float,
@@ -304,14 +313,16 @@ def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, worl
     with fetch_items(client, run_id) as items:
         total = len(items)
         warn_otlp(world, client.base_url, outcome)
-        world.log(f"Running {total} item(s) with concurrency={opts.concurrency} "
+        how = agents_phrase(opts.concurrency, opts.workers)
+        world.log(f"Running {total} item(s) with {how} "
                   f"(version={label!r})")
         jobs = ItemJobs(items, run_id=run_id, version_label=label, base_env=world.environ)
         # A console report needs only the invocations that failed (one per item otherwise).
         outcome.invocations = run_agents(opts.command, jobs, world=world,
                                          timeout=opts.per_item_timeout,
                                          concurrency=opts.concurrency,
-                                         output_cap=opts.output_cap, keep_ok=opts.full_items)
+                                         output_cap=opts.output_cap, keep_ok=opts.full_items,
+                                         workers=opts.workers)
     ok = total - sum(1 for inv in outcome.invocations if not inv.ok)
     world.log(f"Command finished for {ok}/{total} item(s) with rc=0")
     outcome.extra["started"] = True
@@ -342,7 +353,8 @@ def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
         command=settings.command,
         version_label=body["version_label"] if body else (settings.version_label or None),
         per_item_timeout=settings.timeout, concurrency=settings.concurrency,
-        poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
+        workers=settings.workers, poll_interval=settings.poll_interval,
+        poll_timeout=settings.poll_timeout,
         output_cap=settings.output_cap, policy=policy,
         full_items=settings.keeps_every_item,
     )

@@ -30,6 +30,7 @@ from neens_action.errors import Interrupted, NeensError, RunError
 from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.flows.pull import (
     ItemJobs,
+    agents_phrase,
     collect_verdict,
     create_body,
     create_run,
@@ -151,15 +152,17 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
                       f"item(s) for {total} shards")
             return outcome
         warn_otlp(world, client.base_url, outcome)
+        how = agents_phrase(settings.concurrency, settings.workers)
         world.log(f"Replaying {what}: {len(mine)} of {count} item(s) of run "
-                  f"{outcome.run_id} with concurrency={settings.concurrency} "
+                  f"{outcome.run_id} with {how} "
                   f"(version={label!r}); the run is not started")
         jobs = ItemJobs(mine, run_id=outcome.run_id, version_label=label,
                          base_env=world.environ)
         outcome.invocations = run_agents(settings.command, jobs, world=world,
                                          timeout=settings.timeout,
                                          concurrency=settings.concurrency,
-                                         output_cap=settings.output_cap)
+                                         output_cap=settings.output_cap,
+                                         workers=settings.workers)
         ok = sum(1 for inv in outcome.invocations if inv.ok)
         world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
         if ok == 0:

@@ -102,3 +102,15 @@ def make_client(conn: Connection) -> NeensClient:
 
     return NeensClient(conn.base_url, conn.api_key, conn.project_id,
                        timeout=conn.request_timeout, retries=conn.retries)
+
+
+def check_workers(workers: int | None, concurrency: int) -> None:
+    """``--workers N`` (worker mode) runs N items at a time: ``--concurrency`` may only
+    repeat it."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or int(workers) < 1:
+        raise UsageError(f"--workers must be 1 or more, got {workers}")
+    if int(concurrency) not in (1, int(workers)):
+        raise UsageError(f"--workers {workers} runs {workers} item(s) at a time: leave out "
+                         f"--concurrency (got {concurrency})")

@@ -22,6 +22,7 @@ from neens_action.settings.connection import (
     CONNECTION_ENV,
     Connection,
     check_number,
+    check_workers,
     env_defaults,
 )
 from neens_action.settings.provenance import Provenance, clean_repo, resolve
@@ -120,6 +121,7 @@ class EvalRunSettings(Connection):
     command: list[str] = field(default_factory=list)
     timeout: float | None = None  # per item
     concurrency: int = 1
+    workers: int | None = None  # worker mode: N long-lived agent processes (None: per item)
     poll_interval: float = 5.0
     poll_timeout: float = 1800.0
     output_cap: int = 64 * 1024
@@ -233,6 +235,7 @@ class EvalRunSettings(Connection):
             raise UsageError(f"--max-abs-failures must be 0 or more, got {self.max_abs_failures}")
         if isinstance(self.concurrency, bool) or int(self.concurrency) < 1:
             raise UsageError(f"--concurrency must be 1 or more, got {self.concurrency}")
+        check_workers(self.workers, self.concurrency)
         check_number("--timeout", self.timeout, positive=True)
         check_number("--poll-interval", self.poll_interval, positive=True)
         check_number("--poll-timeout", self.poll_timeout, positive=True)

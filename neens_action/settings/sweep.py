@@ -130,6 +130,7 @@ class SweepSettings(Connection):
     push: bool = False  # mode: sweep with sweep-mode push (Neens calls each arm's connection)
     command: list[str] = field(default_factory=list)  # the agent (runner sweeps)
     concurrency: int = 1
+    workers: int | None = None  # worker mode (runner sweeps)
     timeout: float | None = None  # per invocation
     bar: float | None = None
     baseline_arm: str | None = None

@@ -26,13 +26,15 @@ _CREATE_ONLY = ("dataset", "dataset-version-id", "version-label", "name", "basel
 # Inputs that mean nothing in a mode: setting one explicitly is a mistake worth one line.
 NOT_FOR: dict[str, tuple[str, ...]] = {
     "run": (*_SWEEP_ONLY, *_STRESS_ONLY, "agent-connection", "suite-id"),
-    "push": (*_SWEEP_ONLY, *_STRESS_ONLY, "suite-id", "command", "run-id", "create"),
-    "stress": (*_SWEEP_ONLY, "gates", "run-id", "create", "dataset", "dataset-version-id"),
+    "push": (*_SWEEP_ONLY, *_STRESS_ONLY, "suite-id", "command", "run-id", "create",
+             "workers"),
+    "stress": (*_SWEEP_ONLY, "gates", "run-id", "create", "dataset", "dataset-version-id",
+               "workers"),
     "sweep": (*_STRESS_ONLY, *_POLICY, "gates", "run-id", "create", "agent-connection",
               "baseline", "max-regressions", "min-pass-rate", "no-gate"),
-    "create": ("command", "run-id", "shard"),
+    "create": ("command", "run-id", "shard", "workers"),
     "shard": (*_CREATE_ONLY, "create"),
-    "finish": (*_CREATE_ONLY, "create", "command", "shard"),
+    "finish": (*_CREATE_ONLY, "create", "command", "shard", "workers"),
 }
 HINTS = {
     ("push", "command"): "Neens calls agent-connection, nothing runs here (command is for "
@@ -162,7 +164,7 @@ def eval_fields(ctx: CiContext) -> dict[str, Any]:
         baseline=inp.get("baseline"), max_regressions=inp.get("max-regressions"),
         min_pass_rate=inp.get("min-pass-rate"), gate_policy=policy_path(ctx),
         timeout=inp.get("timeout"), concurrency=inp.get("concurrency", 1),
-        poll_interval=inp.get("poll-interval", 5.0),
+        workers=inp.get("workers"), poll_interval=inp.get("poll-interval", 5.0),
         poll_timeout=inp.get("poll-timeout", 1800.0), no_gate=bool(inp.get("no-gate")),
         **override_values(inp),
     )

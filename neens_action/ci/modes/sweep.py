@@ -14,7 +14,7 @@ from neens_action.ci.inputs import InputError
 from neens_action.ci.modes import common
 from neens_action.errors import UsageError
 from neens_action.settings import sweep as flows
-from neens_action.settings.connection import check_base_url
+from neens_action.settings.connection import check_base_url, check_workers
 from neens_action.settings.sweep import SweepSettings
 
 
@@ -29,6 +29,9 @@ def plan_sweep(ctx: CiContext) -> Plan:
     command = inp.get("command")
     if push and command:
         raise InputError("command", "does not apply to sweep-mode push: Neens calls each "
+                                    "arm's connection")
+    if push and inp.get("workers"):
+        raise InputError("workers", "does not apply to sweep-mode push: Neens calls each "
                                     "arm's connection")
     if not push and not command:
         raise InputError("command", "is required for a runner sweep: your agent command, run "
@@ -45,6 +48,7 @@ def plan_sweep(ctx: CiContext) -> Plan:
                                           "to label the candidate)")
     try:
         base_url = check_base_url(inp.get("base-url"))
+        check_workers(inp.get("workers"), inp.get("concurrency", 1))
         arms = flows.parse_arms(list(inp["arms"]), runner=not push)
         body = flows.sweep_body(
             arms=arms,
@@ -61,7 +65,8 @@ def plan_sweep(ctx: CiContext) -> Plan:
         base_url=base_url, api_key=inp.get("api-key"),
         project_id=ctx.environ.get("NEENS_PROJECT_ID", "").strip() or None,
         body=body, push=push, command=list(command or []), poll=poll,
-        concurrency=inp.get("concurrency", 1), timeout=inp.get("timeout"), bar=inp.get("bar"),
+        concurrency=inp.get("concurrency", 1), workers=inp.get("workers"),
+        timeout=inp.get("timeout"), bar=inp.get("bar"),
         baseline_arm=inp.get("baseline-arm"), require_winner=bool(inp.get("require-winner")),
     )
     return Plan("sweep", settings)

@@ -37,6 +37,7 @@ def decide(settings: SweepSettings, *, client: NeensClient, world: World) -> Swe
 def run(settings: SweepSettings, *, client: NeensClient, world: World) -> SweepOutcome:
     params = SweepRunParams(command=list(settings.command), sweep_id=settings.sweep_id,
                             create_body=settings.body, concurrency=settings.concurrency,
+                            workers=settings.workers,
                             timeout=settings.timeout, bar=settings.bar,
                             baseline_arm=settings.baseline_arm, poll=settings.poll)
     return run_flow(client, params, world=world)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from neens_action.agents.correlation import SweepTag, item_env, otlp_warning
 from neens_action.agents.runner import Job, Runner
+from neens_action.agents.workers import make_runner
 from neens_action.errors import (
     Interrupted,
     NeensApiError,
@@ -57,6 +58,7 @@ class SweepRunParams:
     sweep_id: str | None = None  # attach (resume); exclusive with create_body
     create_body: dict[str, Any] | None = None  # E13 body with runner arms
     concurrency: int = 1
+    workers: int | None = None  # worker mode: warm agent processes (agents/workers.py)
     timeout: float | None = None  # per invocation
     bar: float | None = None
     baseline_arm: str | None = None
@@ -269,8 +271,9 @@ class _Drive:
         order = plan(runs)
         label = str(sweep.get("versionLabel") or "")
         jobs = [self._job(run, index, label) for run, index in order]
+        how = f"{p.workers} warm worker(s)" if p.workers else f"concurrency={p.concurrency}"
         log(f"Running {len(jobs)} agent invocation(s) across {len(runs)} run(s) with "
-            f"concurrency={p.concurrency} (interleaved: rep-major, arms round-robin)")
+            f"{how} (interleaved: rep-major, arms round-robin)")
         warning = otlp_warning(self.world.environ, out.base_url) if jobs else None
         if warning:
             log(f"  WARNING: {warning}")
@@ -294,9 +297,10 @@ class _Drive:
             if remaining[run.run_id] == 0 and self.starter is not None:
                 self.starter.submit(run)
 
+        extra = {"workers": p.workers} if p.workers else {}
         self.runner = self.runner_factory(
             p.command, timeout=p.timeout, concurrency=p.concurrency, output_cap=p.output_cap,
-            log=self._runner_log, environ=self.world.environ)  # NEENS_LAUNCHER
+            log=self._runner_log, environ=self.world.environ, **extra)  # NEENS_LAUNCHER
         invocations = self.runner.run(jobs, on_result=on_result) if jobs else []
         out.invocations = invocations  # --json never carries agent output (report/sweep_json)
         if jobs and not any(inv.ok for inv in invocations):
@@ -388,6 +392,6 @@ class _Drive:
 
 
 def run_flow(client: SweepClient, params: SweepRunParams, *, world: World,
-             runner_factory: Callable[..., Runner] = Runner) -> SweepOutcome:
+             runner_factory: Callable[..., Runner] = make_runner) -> SweepOutcome:
     """Drive one runner-mode sweep end to end; never raises for API or run errors."""
     return _Drive(client, params, world, runner_factory)()

@@ -69,7 +69,8 @@ def sweep_step(settings: SweepSettings, *, client: NeensClient, world: World) ->
     from neens_action.flows.sweep.runner import SweepRunParams, run_flow
 
     params = SweepRunParams(command=list(settings.command), create_body=settings.body,
-                            concurrency=settings.concurrency, timeout=settings.timeout,
+                            concurrency=settings.concurrency, workers=settings.workers,
+                            timeout=settings.timeout,
                             bar=settings.bar, baseline_arm=settings.baseline_arm,
                             poll=settings.poll)
     out = run_flow(client, params, world=world)

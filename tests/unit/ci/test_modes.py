@@ -277,3 +277,22 @@ def test_stress_and_sweep_plans_name_their_jobs(tmp_path: Path) -> None:
     assert sweep.job == "sweep" and not JOBS["sweep"].reports_ci_result
     assert sweep.settings.push and sweep.settings.require_winner is False
     assert sweep.settings.body["passK"] == 2 and sweep.settings.body["budgetUsd"] == 5
+
+
+def test_workers_input_reaches_run_and_sweep_and_is_refused_where_nothing_runs(
+        tmp_path: Path) -> None:
+    run = run_mode.plan_run(_ctx(_github(command="python agent.py", dataset="ds",
+                                         workers="3"), tmp_path))
+    assert run.settings.workers == 3
+    sweep = sweep_mode.plan_sweep(_ctx(_github(
+        mode="sweep", arms="a=m1", dataset="ds", command="python agent.py", workers="2"),
+        tmp_path))
+    assert sweep.settings.workers == 2
+    assert _error_line(_github(mode="push", agent_connection="c", dataset="ds",
+                               workers="2")).startswith("workers: does not apply to mode push")
+    assert _error_line(_github(mode="sweep", sweep_mode="push", arms="a=c1", dataset="ds",
+                               workers="2")).startswith("workers: does not apply to "
+                                                        "sweep-mode push")
+    assert _error_line(_github(command="python agent.py", dataset="ds", workers="2",
+                               concurrency="3")) == ("workers: 2 runs 2 item(s) at a time: "
+                                                     "leave out concurrency (got 3)")

@@ -110,3 +110,13 @@ def test_clean_repo():
     assert clean_repo(" o/r ") == "o/r"
     assert clean_repo("") is None
     assert clean_repo("x" * 256) is None
+
+
+def test_workers_setting():
+    assert make(run_id="r", command=["a"], workers=4).validate().workers == 4
+    assert make(run_id="r", command=["a"], workers=4, concurrency=4).validate().workers == 4
+    for flags, needle in (({"workers": 0}, "--workers must be 1 or more, got 0"),
+                          ({"workers": 2, "concurrency": 3},
+                           "--workers 2 runs 2 item(s) at a time: leave out --concurrency")):
+        with pytest.raises(UsageError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+            make(run_id="r", command=["a"], **flags).validate()
