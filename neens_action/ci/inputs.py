@@ -156,14 +156,14 @@ def raw_value(environ: Mapping[str, str], spec: Input) -> str:
     """The first non-empty value for ``spec`` (see the module docstring), else its default."""
     for var in env_names(spec.name):
         value = environ.get(var, "").strip()
-        if value and not _is_unset(spec, value):
+        if value and not is_unset(spec, value):
             return value
     if spec.fallback and environ.get(spec.fallback, "").strip():
         return environ[spec.fallback].strip()
     return spec.default
 
 
-def _is_unset(spec: Input, value: str) -> bool:
+def is_unset(spec: Input, value: str) -> bool:
     """True when ``value`` is the input's "not set" marker (``-1``, ``-1.0``, ``-1000``)."""
     if not spec.unset:
         return False

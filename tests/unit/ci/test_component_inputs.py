@@ -128,3 +128,20 @@ def test_the_unset_marker_falls_back_like_an_empty_value(marker: str) -> None:
     assert parsed("max-cost-delta-pct", "-1") == -1.0  # a real (negative) threshold
     with pytest.raises(ci_inputs.InputError, match="at least -100"):
         parsed("max-cost-delta-pct", "-150")
+
+
+@pytest.mark.parametrize("mode", SPEC["mode"]["options"])
+def test_component_defaults_are_never_an_input_the_mode_refuses(mode: str) -> None:
+    """Every variable the component sets at its default (a number at its "not set" marker,
+    a switch at false) counts as not set: no mode refuses it as an input it would ignore."""
+    from neens_action.ci.modes.common import NOT_FOR, explicitly_set
+
+    env = {}
+    for name in FRONT_DOOR:
+        default = SPEC[name]["default"]
+        env[variable_of(name)] = render(default)
+    for name in NOT_FOR.get(mode, ()):
+        if name in SPEC:
+            assert not explicitly_set(env, name), (mode, name, env[variable_of(name)])
+    env[variable_of("k")] = "3"
+    assert explicitly_set(env, "k")
