@@ -8,22 +8,37 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.fakes.github_server import FakeGitHub, parse_outputs
 from tests.fakes.gitlab_server import FakeGitLab
 from tests.helpers import AGENT, PY, Sandbox
-from tests.integration.publish.test_entrypoint import (  # noqa: F401 (fixtures)
+from tests.integration.publish.test_entrypoint import (
     GH_TOKEN,
     GL_TOKEN,
     _base_env,
     _github_env,
     _run,
-    gh,
-    gl,
 )
 
 NEENS = str(Path(PY).parent / "neens")
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    server = FakeGitHub(token=GH_TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gl() -> Iterator[FakeGitLab]:
+    server = FakeGitLab(token=GL_TOKEN).start()
+    yield server
+    server.stop()
 
 
 def _neens_ci(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -42,7 +57,7 @@ def normalise(text: str) -> str:
 
 
 def test_host_neens_ci_matches_the_container_front_door_on_github(
-        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:  # noqa: F811
+        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
     results = {}
     for door in ("container", "host"):
         tmp = tmp_path / door
@@ -74,8 +89,8 @@ def test_host_neens_ci_matches_the_container_front_door_on_github(
     assert normalise(box_junit) == normalise(host_junit)
 
 
-def test_gitlab_script_line_writes_note_dotenv_and_junit(sandbox: Sandbox, gl: FakeGitLab,
-                                                         tmp_path: Path) -> None:  # noqa: F811
+def test_gitlab_script_line_writes_note_dotenv_and_junit(
+        sandbox: Sandbox, gl: FakeGitLab, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     env = _base_env(
