@@ -14,8 +14,8 @@ leader exits, anything left in its group is killed too: an item's processes neve
 calling thread only waits, so a signal handler raising there can never interrupt a
 half-finished launch), logs one line per item and a progress line at most every few
 seconds, and returns the :class:`~neens_action.outcome.Invocation` records in job order.
-Captured output is kept only for invocations that did not succeed. ``kill_all`` (the signal
-path) stops launching and kills every live group.
+Output is kept only for invocations that did not succeed. ``kill_all`` (signals) stops
+launching and kills every live group.
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ class Job:
 _SUCCEEDED = object()  # a result slot of a successful invocation that is not kept
 _READABLE = getattr(select, "POLLIN", 1) | getattr(select, "POLLHUP", 16)
 _PIPE_PAGE = 4096  # PIPE_BUF: every pipe takes this much at once, even at the pipe limit
-_KILL = signal.SIGKILL if _POSIX else None  # Windows: Child.signal_group kills the child
-_TERM = signal.SIGTERM if _POSIX else None
+_KILL, _TERM = (signal.SIGKILL, signal.SIGTERM) if _POSIX else (None, None)  # Windows: tree
 
 
 class Runner:
