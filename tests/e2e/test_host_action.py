@@ -78,7 +78,8 @@ def test_act_runs_the_host_action_like_the_container_action(lab: Lab, image: str
             "-P", f"ubuntu-latest={lab.base_image}", "--pull=false", "--network", "host",
             "--rm", "--insecure-secrets", "--defaultbranch", "main",
             "-s", f"NEENS_API_KEY={e2e_sandbox.api_key}", "-s", f"FAKE_GITHUB_TOKEN={TOKEN}",
-            "--env", f"FAKE_GITHUB_API={gh.api_url}", "--env", f"NEENS_BASE_URL={e2e_sandbox.url}",
+            "--env", f"FAKE_GITHUB_API={gh.api_url}",
+            "--env", f"GITHUB_API_URL={gh.api_url}", "--env", f"NEENS_BASE_URL={e2e_sandbox.url}",
         ]
         proc = lab.run(args, cwd=repo, timeout=600, log=e2e_logs / "act-host.yml.log")
         log = proc.stdout
