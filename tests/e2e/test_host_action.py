@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,10 @@ def test_act_runs_the_host_action_like_the_container_action(lab: Lab, image: str
         files["examples/agent"] = EXAMPLES / "agent"
         files[".github/workflows/host.yml"] = ROOT / "tests" / "e2e" / "github" / "host.yml"
         sha = make_repo(repo, files)
+        # act names the repository after the origin remote (GITHUB_REPOSITORY): make it the
+        # one the fake GitHub API serves, as on github.com.
+        subprocess.run(["git", "-C", str(repo), "remote", "set-url", "origin",
+                        f"https://github.com/{gh.full_name}.git"], check=True, timeout=30)
         event = write_event(tmp_path / "event.json", {
             "action": "synchronize", "number": 7,
             "pull_request": {"number": 7, "head": {"sha": sha, "ref": "feature/e2e",
