@@ -8,11 +8,15 @@ a :class:`Child` holding the parent's ends as plain file descriptors. Two launch
   :mod:`neens_action.agents.glibc_launcher`); it releases the GIL while the child starts,
   so parallel workers do not queue behind each other. Linux with glibc 2.34 or newer.
 - :func:`launch_popen`: ``subprocess.Popen``, everywhere.
+- :func:`launch_portable`: Popen too, for the portable path
+  (:mod:`neens_action.agents.portable`: threads instead of ``poll(2)``), used on Windows,
+  wherever ``select.poll`` is missing, and whenever ``NEENS_LAUNCHER=portable``.
 
 Both give the child the same start: the argv, exactly ``env``, default SIGPIPE/SIGXFSZ
 handling, an empty signal mask, a new session, and no descriptor but 0, 1 and 2.
 :func:`choose_launch` picks one, once, from the environment it is given:
-``NEENS_LAUNCHER=popen`` or ``glibc`` forces one, unset means glibc where available.
+``NEENS_LAUNCHER=popen``, ``glibc`` or ``portable`` forces one; unset means glibc where
+available, the portable path where the fast path cannot run (Windows), Popen otherwise.
 
 Exit statuses are collected here for both (``waitpid`` on POSIX, woken by a pidfd where
 Linux has one, waited on with ``poll``, so any descriptor number works). A status that cannot
@@ -30,12 +34,18 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from neens_action.agents import glibc_launcher
+from neens_action.agents import glibc_launcher, portable
 from neens_action.agents.proc import pidfd as open_pidfd
 from neens_action.errors import UsageError
 
 LAUNCHER_VAR = "NEENS_LAUNCHER"
 _POSIX = os.name == "posix"
+LAUNCHERS = ("popen", "glibc", "portable")
+
+
+def fast_path_available() -> bool:
+    """The runner's fast path needs POSIX pipes and ``select.poll`` (not on Windows)."""
+    return _POSIX and hasattr(select, "poll")
 _waitpid = os.waitpid  # the one place exit statuses are read (tests fake its failures)
 
 
@@ -53,6 +63,7 @@ class Child:
         self.status_error: str | None = None  # it exited, but its status could not be read
         self._popen = popen  # Windows only: there Popen waits and kills
         self.pidfd: int | None = None  # opened when an exit has to be waited for
+        self.portable = False  # True: the runner drives it with threads (portable.py)
 
     @property
     def exited(self) -> bool:
@@ -116,8 +127,8 @@ class Child:
         try:
             if _POSIX and sig is not None:
                 os.killpg(self.pid, sig)
-            elif self._popen is not None:  # pragma: no cover - Windows
-                self._popen.kill()
+            elif not _POSIX and not self.exited:  # Windows: the whole tree, at once
+                portable.kill_tree_windows(self.pid)
         except OSError:  # gone already, or not ours to signal
             pass
 
@@ -156,6 +167,15 @@ def launch_glibc(argv: Sequence[str], env: Mapping[str, str]) -> Child:
     return _with_pipes(lambda stdin, out: (glibc_launcher.spawn(argv, env, stdin, out), None))
 
 
+def launch_portable(argv: Sequence[str], env: Mapping[str, str]) -> Child:
+    """Start ``argv`` with ``subprocess.Popen`` for the portable path (threads, no poll)."""
+    if not _POSIX:
+        env = portable.windows_env(env)
+    child = _with_pipes(lambda stdin, out: _popen(argv, env, stdin, out))
+    child.portable = True
+    return child
+
+
 def launch(argv: Sequence[str], env: Mapping[str, str]) -> Child:
     """Start ``argv`` the fastest way this system allows."""
     start = launch_popen if glibc_launcher.load() is None else launch_glibc
@@ -169,6 +189,8 @@ def choose_launch(environ: Mapping[str, str]) -> Launch:
     value = environ.get(LAUNCHER_VAR, "").strip().lower()
     if value == "popen":
         return launch_popen
+    if value == "portable" or (not value and not fast_path_available()):
+        return launch_portable
     available = glibc_launcher.load() is not None
     if value == "glibc":
         if not available:
@@ -176,16 +198,16 @@ def choose_launch(environ: Mapping[str, str]) -> Launch:
                              f"(unset it or use {LAUNCHER_VAR}=popen)")
         return launch_glibc
     if value:
-        raise UsageError(f"{LAUNCHER_VAR} must be popen or glibc (got {value[:40]!r})")
+        raise UsageError(f"{LAUNCHER_VAR} must be popen, glibc or portable "
+                         f"(got {value[:40]!r})")
     return launch_glibc if available else launch_popen
 
 
 def _popen(argv: Sequence[str], env: Mapping[str, str], stdin: int,
            out: int) -> tuple[int, subprocess.Popen[bytes] | None]:
-    if not _POSIX:  # pragma: no cover - Windows
-        flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    if not _POSIX:
         proc = subprocess.Popen(list(argv), env=dict(env), stdin=stdin, stdout=out, stderr=out,
-                                close_fds=True, creationflags=flags)
+                                close_fds=True, creationflags=portable.creation_flags())
         return proc.pid, proc
     with _no_blocked_signals():
         proc = subprocess.Popen(list(argv), env=dict(env), stdin=stdin, stdout=out, stderr=out,

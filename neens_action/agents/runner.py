@@ -1,9 +1,9 @@
 """Agent processes: one invocation of the user's command per job (spec 6.3, 6.4).
 
 Each invocation runs in its own session / process group (started by a launcher of
-:mod:`neens_action.agents.launcher`, chosen once from the ``environ`` given: glibc's
-posix_spawn where available, ``NEENS_LAUNCHER=popen`` forces Popen), gets the prompt on
-stdin (then stdin is closed) and its environment from the job. stdout and stderr are
+:mod:`neens_action.agents.launcher`, chosen once from the ``environ`` given; on Windows, or
+with ``NEENS_LAUNCHER=portable``, driven by :mod:`~neens_action.agents.portable`), gets the
+prompt on stdin (then stdin is closed) and its environment from the job. stdout and stderr are
 captured together into a tail buffer capped at ``output_cap`` bytes; nothing is echoed.
 An exit status that cannot be read fails the item with that reason. On the per-item
 timeout the whole group gets SIGTERM, then SIGKILL after a short grace; output is drained
@@ -14,8 +14,8 @@ leader exits, anything left in its group is killed too: an item's processes neve
 calling thread only waits, so a signal handler raising there can never interrupt a
 half-finished launch), logs one line per item and a progress line at most every few
 seconds, and returns the :class:`~neens_action.outcome.Invocation` records in job order.
-Captured output is kept only for invocations that did not succeed. ``kill_all`` (the signal
-path) stops launching and kills every live group.
+Output is kept only for invocations that did not succeed. ``kill_all`` (signals) stops
+launching and kills every live group.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from neens_action.agents import portable
 from neens_action.agents.launcher import Child, Launch, choose_launch
 from neens_action.agents.proc import OutputTail, feed, fmt_secs, read_output
 from neens_action.outcome import Invocation
@@ -57,8 +58,7 @@ class Job:
 _SUCCEEDED = object()  # a result slot of a successful invocation that is not kept
 _READABLE = getattr(select, "POLLIN", 1) | getattr(select, "POLLHUP", 16)
 _PIPE_PAGE = 4096  # PIPE_BUF: every pipe takes this much at once, even at the pipe limit
-_KILL = signal.SIGKILL if _POSIX else None  # Windows: Child.signal_group kills the child
-_TERM = signal.SIGTERM if _POSIX else None
+_KILL, _TERM = (signal.SIGKILL, signal.SIGTERM) if _POSIX else (None, None)  # Windows: tree
 
 
 class Runner:
@@ -251,7 +251,11 @@ class Runner:
         if late:
             child.signal_group(_KILL)
         try:
-            timed_out, tail = self._communicate(child, job.input)
+            timed_out, tail = (portable.communicate(  # threads, no poll(2)
+                child, job.input, timeout=self.timeout, grace=self.grace, drain=self.drain,
+                output_cap=self.output_cap, clock=self.clock, stopping=lambda: self._stopping,
+                term=_TERM, kill=_KILL) if child.portable else
+                self._communicate(child, job.input))
         finally:
             with self._lock:
                 self._live.pop(child.pid, None)

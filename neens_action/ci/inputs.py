@@ -8,6 +8,10 @@ Where an input ``some-name`` is read from (first non-empty value wins):
 4. the input's fallback variable, if it has one (e.g. ``NEENS_API_KEY`` for ``api-key``)
 5. its default
 
+An input whose value is its ``unset`` marker (``-1`` for the optional numbers, ``-1000`` for the
+two delta percentages) counts as empty: the GitLab component's number inputs must have a
+number as their default, so "not set" is spelled that way there (``docs/gitlab.md``).
+
 Every value is checked here; a bad one raises :class:`InputError` naming the input. This is
 the only input table: every mode's inputs are in it (the inputs every mode reads first, then
 the mode-specific ones in name order), and ``action.yml``, the GitLab component and the docs
@@ -49,7 +53,12 @@ class Input:
     minimum: float | None = None
     maximum: float | None = None
     positive: bool = False
+    # the value that means "not set" (typed GitLab inputs cannot default to empty)
+    unset: str = ""
 
+
+NO_NUMBER = "-1"  # "not set" for an optional number that cannot be negative
+NO_DELTA = "-1000"  # "not set" for a delta percentage (below its minimum, -100)
 
 INPUTS: list[Input] = [
     Input("mode", "str", "run", "what to do (one of ci.MODES)"),
@@ -68,8 +77,10 @@ INPUTS: list[Input] = [
     Input("version-label", "str", "", "candidate version label"),
     Input("name", "str", "", "run name"),
     Input("baseline", "str", "", "branch:<name> | run:<id> | prod | prod:<range>"),
-    Input("max-regressions", "int", "", "gate: fail if regressions > N", minimum=0),
-    Input("min-pass-rate", "float", "", "gate: fail if pass rate < R", minimum=0, maximum=1),
+    Input("max-regressions", "int", "", "gate: fail if regressions > N", minimum=0,
+          unset=NO_NUMBER),
+    Input("min-pass-rate", "float", "", "gate: fail if pass rate < R", minimum=0, maximum=1,
+          unset=NO_NUMBER),
     Input("timeout", "float", "600", "per-item agent timeout (s): every agent has a deadline",
           positive=True),
     Input("concurrency", "int", "1", "parallel agent invocations", minimum=1, maximum=256),
@@ -96,26 +107,30 @@ INPUTS: list[Input] = [
     Input("arms", "list", "", "mode sweep: one arm per line, LABEL=MODEL (runner) or "
           "LABEL=CONNECTION_ID (sweep-mode push)"),
     Input("bar", "float", "", "mode sweep: pass rate an arm must clear (0..1; default the "
-          "sweep's gate, else the deployment's)", minimum=0, maximum=1),
+          "sweep's gate, else the deployment's)", minimum=0, maximum=1, unset=NO_NUMBER),
     Input("baseline-arm", "str", "", "mode sweep: the arm savings are measured against "
           "(default the first)"),
     Input("budget-usd", "float", "", "mode sweep: Neens refuses the sweep when its estimate is "
-          "above this", minimum=0),
+          "above this", minimum=0, unset=NO_NUMBER),
     Input("failure-modes", "list", "", "mode stress: failure modes to attack (ids, one per "
           "line or comma-separated)"),
     Input("gates", "str", "", "eval gates to run: active | gate-a,gate-b (modes run, push)",
           fallback="NEENS_GATES"),
-    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)", minimum=1),
+    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)", minimum=1,
+          unset=NO_NUMBER),
     Input("max-abs-failures", "int", "", "policy override: block if more than N items fail",
-          minimum=0),
+          minimum=0, unset=NO_NUMBER),
     Input("max-cost-delta-pct", "float", "",
-          "policy override: block if the average cost grows more than P % vs the baseline"),
+          "policy override: block if the average cost grows more than P % vs the baseline",
+          minimum=-100, unset=NO_DELTA),
     Input("max-latency-delta-pct", "float", "",
-          "policy override: block if the average latency grows more than P % vs the baseline"),
+          "policy override: block if the average latency grows more than P % vs the baseline",
+          minimum=-100, unset=NO_DELTA),
     Input("min-avg-score", "float", "", "policy override: block if the average score is "
-          "below S (0..1)", minimum=0, maximum=1),
+          "below S (0..1)", minimum=0, maximum=1,
+          unset=NO_NUMBER),
     Input("per-mode", "int", "", "mode stress: LLM-written scenarios per failure mode (1-25)",
-          minimum=1, maximum=25),
+          minimum=1, maximum=25, unset=NO_NUMBER),
     Input("ready-timeout", "float", "600", "mode stress: how long to wait for the suite to be "
           "generated (s)", positive=True),
     Input("require-winner", "bool", "false", "mode sweep: exit 1 unless an arm clears the bar"),
@@ -129,7 +144,7 @@ INPUTS: list[Input] = [
           "(Neens calls each arm's connection)", choices=("runner", "push")),
     Input("workers", "int", "", "modes run, shard, sweep: worker mode, N long-lived agent "
           "processes handed one item at a time (docs/worker-protocol.md); replaces "
-          "concurrency", minimum=1, maximum=256),
+          "concurrency", minimum=1, maximum=256, unset=NO_NUMBER),
 ]
 _BY_NAME = {i.name: i for i in INPUTS}
 
@@ -143,12 +158,22 @@ def env_names(name: str) -> list[str]:
 def raw_value(environ: Mapping[str, str], spec: Input) -> str:
     """The first non-empty value for ``spec`` (see the module docstring), else its default."""
     for var in env_names(spec.name):
-        value = environ.get(var, "")
-        if value.strip():
-            return value.strip()
+        value = environ.get(var, "").strip()
+        if value and not is_unset(spec, value):
+            return value
     if spec.fallback and environ.get(spec.fallback, "").strip():
         return environ[spec.fallback].strip()
     return spec.default
+
+
+def is_unset(spec: Input, value: str) -> bool:
+    """True when ``value`` is the input's "not set" marker (``-1``, ``-1.0``, ``-1000``)."""
+    if not spec.unset:
+        return False
+    try:
+        return float(value) == float(spec.unset)
+    except ValueError:
+        return False
 
 
 def secrets_in(environ: Mapping[str, str]) -> list[str]:
@@ -253,15 +278,16 @@ def parse_inputs(environ: Mapping[str, str], names: Iterable[str] | None = None)
 
 def markdown_table() -> str:
     """The "CI inputs" table of ``docs/internals.md`` (kept in sync by a unit test)."""
-    rows = ["| input | GitHub env | GitLab / other env | type | default | fallback |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| input | GitHub env | GitLab / other env | type | default | fallback | not set |",
+            "|---|---|---|---|---|---|---|"]
     for spec in INPUTS:
         names = env_names(spec.name)
         kind = spec.kind + (f" ({'/'.join(spec.choices)})" if spec.choices else "")
         rows.append(
             f"| `{spec.name}` | `{names[0]}` | `{names[-1]}` | {kind} | "
             f"{('`' + spec.default + '`') if spec.default else '—'} | "
-            f"{('`' + spec.fallback + '`') if spec.fallback else '—'} |"
+            f"{('`' + spec.fallback + '`') if spec.fallback else '—'} | "
+            f"{('empty or `' + spec.unset + '`') if spec.unset else 'empty'} |"
         )
     return "\n".join(rows) + "\n"
 

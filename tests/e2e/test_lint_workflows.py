@@ -28,7 +28,8 @@ WORKFLOWS = sorted(
 )
 # What we publish: zizmor audits these. The e2e workflows under tests/e2e/github use
 # `actions/checkout@v4` by tag on purpose (act swaps that exact action for a local copy).
-AUDITED = [ROOT / ".github" / "workflows", ROOT / "examples" / "workflows", ROOT / "action.yml"]
+AUDITED = [ROOT / ".github" / "workflows", ROOT / "examples" / "workflows", ROOT / "action.yml",
+           ROOT / "host" / "action.yml"]
 BROKEN = """\
 on: pull_request
 jobs:

@@ -23,10 +23,17 @@ def test_neens_launcher_popen_runs_the_agents(sandbox):
     assert "with rc=0" in proc.stderr
 
 
+def test_neens_launcher_portable_runs_the_agents(sandbox):
+    """The Windows/macOS path (threads, no poll), forced on Linux."""
+    proc = cli(sandbox, NEENS_LAUNCHER="portable")
+    assert proc.returncode == 0, proc.stderr
+    assert "with rc=0" in proc.stderr
+
+
 def test_a_bad_neens_launcher_exits_2_with_one_line(sandbox):
     proc = cli(sandbox, NEENS_LAUNCHER="spawn")
     assert proc.returncode == 2, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("neens: error:")]
-    assert errors == ["neens: error: NEENS_LAUNCHER must be popen or glibc (got 'spawn')"]
+    assert errors == ["neens: error: NEENS_LAUNCHER must be popen, glibc or portable (got 'spawn')"]
     assert proc.stderr.strip().splitlines() == errors  # refused before any request: no run
     assert "Created run" not in proc.stderr

@@ -46,8 +46,8 @@ def created_run(log) -> str:
     raise AssertionError(log.read_text())
 
 
-def terminate(proc, log) -> str:
-    proc.send_signal(signal.SIGTERM)
+def terminate(proc, log, sig: int = signal.SIGTERM) -> str:
+    proc.send_signal(sig)
     try:
         out, _ = proc.communicate(timeout=EXIT_WITHIN)
     except subprocess.TimeoutExpired:
@@ -65,17 +65,23 @@ def assert_no_agent_left(mark: tuple[str, str]) -> None:
     assert wait_for(lambda: not marked_processes(*mark), 15), marked_processes(*mark)
 
 
-def test_sigterm_during_items(tmp_path):
+@pytest.mark.parametrize(("launcher", "sig"), [
+    ("", signal.SIGTERM),
+    ("portable", signal.SIGTERM),  # the Windows/macOS path (threads), forced here
+    ("portable", signal.SIGINT),
+], ids=["fast-SIGTERM", "portable-SIGTERM", "portable-SIGINT"])
+def test_sigterm_during_items(tmp_path, launcher: str, sig: int):
     sb = sandbox_with(tmp_path)
     mark, record, log = marker(), tmp_path / "rec", tmp_path / "cli.log"
     # each agent leaves a grandchild in its process group: both must die
     agent = recorded_agent("sh", "-c", 'sleep 300 & exec "$0" "$@"')
-    env = sb.agent_env(AGENT_MODE="hang", RECORD_FILE=str(record), **dict([mark]))
+    env = sb.agent_env(AGENT_MODE="hang", RECORD_FILE=str(record), NEENS_LAUNCHER=launcher,
+                       **dict([mark]))
     proc = start_cli([*CREATE, "--version-label", "sig-items", "--", *agent], env, log)
     try:
         assert wait_for(lambda: len(recorded(record)) >= 2 and len(marked_processes(*mark)) >= 4,
                         120), log.read_text()
-        err = terminate(proc, log)
+        err = terminate(proc, log, sig)
         assert_no_agent_left(mark)
         run_id = created_run(log)
         assert f"cancelled run {run_id}" in err

@@ -89,7 +89,7 @@ def explicitly_set(environ: Mapping[str, str], name: str) -> bool:
     spec = next(i for i in ci_inputs.INPUTS if i.name == name)
     for var in ci_inputs.env_names(name):
         value = environ.get(var, "").strip()
-        if value:
+        if value and not ci_inputs.is_unset(spec, value):
             try:
                 return ci_inputs.parse_value(spec, value) != ci_inputs.parse_value(
                     spec, spec.default)

@@ -266,7 +266,7 @@ def test_choose_launch_follows_neens_launcher():
 def test_any_other_neens_launcher_is_a_usage_error(value):
     with pytest.raises(UsageError) as caught:
         launcher.choose_launch({"NEENS_LAUNCHER": value})
-    assert str(caught.value) == f"NEENS_LAUNCHER must be popen or glibc (got {value!r})"
+    assert str(caught.value) == f"NEENS_LAUNCHER must be popen, glibc or portable (got {value!r})"
     assert caught.value.exit_code == EXIT_ERROR
 
 

@@ -21,11 +21,19 @@ from tests.helpers import alive, wait_for
 PY = sys.executable
 
 
-@pytest.fixture(autouse=True, params=["posix_spawn", "posix_spawn without pidfd", "Popen"])
+@pytest.fixture(autouse=True, params=["posix_spawn", "posix_spawn without pidfd", "Popen",
+                                      "portable"])
 def agent_launcher(request, monkeypatch):
     """Every runner test runs with each way of starting and waiting for agents (a Runner
-    built without NEENS_LAUNCHER picks glibc where it is available, Popen otherwise)."""
-    if request.param == "Popen":
+    built without NEENS_LAUNCHER picks glibc where it is available, Popen otherwise, and
+    the portable path (threads, no poll) where the fast path is unavailable: Windows, here
+    forced by making the fast path look unavailable, as NEENS_LAUNCHER=portable does)."""
+    if request.param == "portable":
+        monkeypatch.setattr(launcher, "fast_path_available", lambda: False)
+        assert Runner(["cat"]).launch is launcher.launch_portable
+        assert Runner(["cat"], environ={"NEENS_LAUNCHER": "portable"}).launch is (
+            launcher.launch_portable)
+    elif request.param == "Popen":
         monkeypatch.setattr(glibc_launcher, "load", lambda: None)  # as without glibc
         assert Runner(["cat"]).launch is launcher.launch_popen
     else:
@@ -297,7 +305,7 @@ def test_neens_launcher_popen_in_the_environment_makes_the_runner_use_popen(monk
 
 
 def test_a_bad_neens_launcher_fails_when_the_runner_is_built():
-    with pytest.raises(UsageError, match=r"^NEENS_LAUNCHER must be popen or glibc"):
+    with pytest.raises(UsageError, match=r"^NEENS_LAUNCHER must be popen, glibc or portable"):
         Runner(["cat"], environ={"NEENS_LAUNCHER": "vfork"})
 
 

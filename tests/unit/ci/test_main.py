@@ -56,7 +56,7 @@ def test_defaults_and_types() -> None:
         ("min-pass-rate", "1.5", "must be at most 1, got 1.5"),
         ("min-pass-rate", "ninety", "must be a number, got 'ninety'"),
         ("min-pass-rate", "nan", "must be a finite number, got 'nan'"),
-        ("max-regressions", "-1", "must be at least 0, got -1"),
+        ("max-regressions", "-2", "must be at least 0, got -2"),
         ("max-regressions", "1.5", "must be a whole number, got '1.5'"),
         ("concurrency", "0", "must be at least 1, got 0"),
         ("timeout", "0", "must be greater than 0, got 0"),

@@ -86,7 +86,7 @@ def test_list_inputs_split_on_lines_and_commas() -> None:
 @pytest.mark.parametrize(("name", "value", "why"), [
     ("k", "0", "must be at least 1, got 0"),
     ("bar", "1.5", "must be at most 1, got 1.5"),
-    ("budget-usd", "-1", "must be at least 0, got -1"),
+    ("budget-usd", "-2", "must be at least 0, got -2"),
     ("per-mode", "30", "must be at most 25, got 30"),
     ("ready-timeout", "0", "must be greater than 0, got 0"),
     ("sweep-mode", "pull", "must be one of runner, push, got 'pull'"),
