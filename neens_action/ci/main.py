@@ -44,6 +44,9 @@ from neens_action.publish.actions import Commands
 from neens_action.settings.connection import make_client
 from neens_action.world import World
 
+EMPTY_KEY = ("is empty: secrets are not passed to workflows from forks, and an unset secret "
+             "is an empty string")
+
 MODES: dict[str, Callable[[CiContext], Plan]] = {
     "run": run_mode.plan_run,
     "push": push_mode.plan_push,
@@ -94,12 +97,10 @@ def bad_input(platform: str, err: InputError, commands: Commands | None, world: 
     commands.resume()
     commands.error(f"{err.name}: {err.why}", title="neens input")
     from neens_action.publish.actions import write_outputs, write_summary
-    from neens_action.report.model import Report
+    from neens_action.report.build.errors import bad_input_report
     from neens_action.report.render.markdown import render_summary
 
-    message = f"input {err.name}: {err.why}"
-    report = Report(kind="eval", title="Neens eval", verdict="errored", exit_code=EXIT_ERROR,
-                    headline="Bad input: nothing was run.", error=message)
+    report = bad_input_report(err.name, err.why)
     try:
         if environ.get("GITHUB_STEP_SUMMARY"):
             write_summary(environ["GITHUB_STEP_SUMMARY"], render_summary(report))
@@ -124,6 +125,8 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     client: NeensClient | None = None
     try:
         inputs = ci_inputs.parse_inputs(env)
+        if not str(inputs.get("api-key") or "").strip():
+            raise InputError("api-key", EMPTY_KEY)  # never send an empty key to Neens
         world = World(environ=agent_environment(env, inputs), err=err, out=sys.stdout)
         workspace = workspace_of(env)
         wd = inputs.get("working-directory")

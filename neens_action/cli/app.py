@@ -17,6 +17,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "stress": ("neens_action.cli.stress", "stress_group"),
     "sandbox": ("neens_sandbox.cli", "sandbox_group"),
     "doctor": ("neens_action.cli.doctor", "doctor_command"),
+    "report": ("neens_action.cli.report", "report_command"),
 }
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -78,6 +78,7 @@ class Chart:
     labels: list[str]
     series: dict[str, list[float | None]]  # series name -> one value per label
     unit: str = ""
+    bar: float | None = None  # a reference line (the sweep's quality bar), same unit
 
 
 @dataclass

@@ -43,8 +43,6 @@ def _base(outcome: Outcome, title: str, headline: str) -> Report:
     report = Report(kind="eval", title=title, verdict=outcome.build_verdict,
                     exit_code=outcome.exit_code, headline=headline, run_id=outcome.run_id,
                     error=outcome.error, warnings=list(dict.fromkeys(outcome.warnings)))
-    if outcome.base_url and outcome.run_id:
-        report.run_url = f"{outcome.base_url.rstrip('/')}/preprod-evals/{outcome.run_id}"
     report.outputs = {"exit-code": str(outcome.exit_code), "verdict": outcome.build_verdict,
                       "run-id": outcome.run_id or "", "pass-rate": "", "regressions": ""}
     return report

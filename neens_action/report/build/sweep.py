@@ -250,7 +250,7 @@ def verdict_parts(comparison: dict[str, Any]) -> dict[str, Any]:
         tables.append(Table(AGENTS_TABLE, list(AGENTS_COLUMNS), agent_rows))
     warnings = [warning_text(w) for w in comparison.get("warnings") or []]
     return {"facts": facts, "tables": tables, "notes": notes, "warnings": warnings,
-            "charts": arm_charts(arms)}
+            "charts": arm_charts(arms, _num(bar.get("passRate")))}
 
 
 def _verdict_notes(
@@ -294,7 +294,7 @@ def _verdict_notes(
     return notes
 
 
-def arm_charts(arms: list[dict[str, Any]]) -> list[Chart]:
+def arm_charts(arms: list[dict[str, Any]], bar: float | None = None) -> list[Chart]:
     """Pass rate (%) and cost per case (USD) per arm: two charts, two honest scales."""
     if not arms:
         return []
@@ -312,7 +312,8 @@ def arm_charts(arms: list[dict[str, Any]]) -> list[Chart]:
         cost_labels.append(label if usd is not None else f"{label} (unpriced)")
         costs.append(usd)
     return [
-        Chart("Pass rate per arm", rate_labels, {"pass rate": rates}, unit="%"),
+        Chart("Pass rate per arm", rate_labels, {"pass rate": rates}, unit="%",
+              bar=None if bar is None else round(bar * 100, 1)),
         Chart("Cost per case per arm", cost_labels, {"cost per case": costs}, unit="USD"),
     ]
 

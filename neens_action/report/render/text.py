@@ -111,5 +111,4 @@ def render(report: Report) -> str:
         lines.append(RULE)
     if report.error:
         lines.append(f"neens: error: {clean(report.error)}")
-        lines += [f"  how to fix: {clean(h)}" for h in report.hints]
     return "\n".join(lines)

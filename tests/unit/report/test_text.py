@@ -82,7 +82,8 @@ def test_summary_golden():
     report = build_eval_report(failing_outcome())
     assert render(report) == EXPECTED
     assert report.verdict == "blocked" and report.exit_code == 1
-    assert report.headline.startswith("Gate failed: regressions 1 > 0")
+    assert report.headline == ("Blocked: 1 of 3 agents crashed (exit code 3), 1 agent exported"
+                               " no trace; regressions 1 > 0.")
     assert report.outputs == {"exit-code": "1", "verdict": "blocked", "run-id": "ppr_1",
                               "pass-rate": "0.6667", "regressions": "1"}
     assert [i.state for i in report.items] == ["pass", "fail", "unscored"]
@@ -159,7 +160,7 @@ def test_json_document_shape():
     o.ci_result_reported = True
     report = build_eval_report(o)
     doc = json.loads(dumps(eval_document(o, report)))
-    assert doc["format"] == 1 and doc["runId"] == "ppr_1" and doc["exitCode"] == 1
+    assert doc["format"] == 2 and doc["runId"] == "ppr_1" and doc["exitCode"] == 1
     assert doc["gatePassed"] is False and doc["error"] is None
     assert doc["gates"] == GATE["gates"] and doc["drift"] == [] and doc["gatesPolicy"] is None
     assert "policyEval" not in doc
