@@ -22,6 +22,6 @@ def input_hints(name: str) -> list[str]:
 
 def bad_input_report(name: str, why: str) -> Report:
     return Report(kind="eval", title="Neens eval", verdict="errored", exit_code=EXIT_ERROR,
-                  headline=f"Bad input `{name}`: nothing was run.",
-                  error=f"`{name}` {why}", hints=input_hints(name),
+                  headline=f"Bad input {name}: nothing was run.",
+                  error=f"input {name}: {why}", hints=input_hints(name),
                   outputs={"exit-code": str(EXIT_ERROR), "verdict": "errored"})
