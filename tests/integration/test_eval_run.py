@@ -55,7 +55,7 @@ def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox, tmp_path
                          "--junit", str(junit), "--", *AGENT_CMD])
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)  # stdout holds the JSON document and nothing else
-    assert doc["format"] == 1 and doc["exitCode"] == 0 and doc["verdict"] == "passed"
+    assert doc["format"] == 2 and doc["exitCode"] == 0 and doc["verdict"] == "passed"
     assert doc["gatePassed"] is True and doc["error"] is None
     assert doc["buildVerdict"] == {"verdict": "passed", "reported": True}
     assert len(doc["items"]) == 6 and all(i["returncode"] == 0 for i in doc["items"])
@@ -85,7 +85,7 @@ def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox, tmp
     assert "  gate:        FAILED" in bad.stderr
     assert "    - regressions 3 > 0" in bad.stderr
     regressed = [line for line in bad.stderr.splitlines()
-                 if "regression: the baseline passed this item" in line]
+                 if line.startswith("    ✗ ") and "  regressed  " in line]
     assert len(regressed) == 3
     assert "  verdict:     blocked (exit 1)" in bad.stderr
     run = sandbox.get(f"/preprod-evals/{created_run_id(bad.stderr)}").json()

@@ -134,7 +134,9 @@ def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
         elif state == "unscored":
             status = "unscored"
         else:
-            status = "failing" if compared else "new"
+            # "as before" only when the comparison lists the regressions (it was fetched)
+            status = ("failing" if outcome.comparison is not None else "new") if compared \
+                else "new"
         entry = regressed.get(key, {})
         baseline = str(entry.get("before") or ("pass" if key in regressed else ""))
         answer = row.get("output")

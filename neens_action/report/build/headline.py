@@ -189,8 +189,9 @@ def header(outcome: Outcome, failure_text: str, net_regressions: int | None) -> 
     avg = finite(_dict(run.get("aggregate")).get("avgScore"))
     if avg is not None:
         out.append(("mean score", fmt_score(avg)))
-    if net_regressions is not None:
-        out.append(("regressions", str(net_regressions)))
+    if net_regressions is not None and not (failure_text and net_regressions == 0):
+        out.append(("regressions", str(net_regressions)))  # agents that never answered
+        # are agent failures, said once as such
     elif dataset and not_compared(outcome):
         out.append(("regressions", NOT_COMPARED))
     if failure_text:

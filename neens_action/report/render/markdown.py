@@ -107,7 +107,8 @@ def _comment_sections(report: Report, url: str) -> list[list[str]]:
         parts.agent_failures(report, tails=1),
         parts.items(report, COMMENT_ITEM_ROWS, chars=COMMENT_CHARS, more_url=url),
         parts.policy(report.policy, compact=True),
-        *(parts.table(t, collapse_over=5) for t in report.tables if report.kind != "eval"),
+        *(parts.table(t) for t in report.tables if report.kind != "eval"),
+        *(parts.chart(c) for c in report.charts),
     ]
     return [s for s in sections if any(line for line in s)]
 

@@ -211,7 +211,7 @@ def test_stress_mode_tables_per_failure_mode_then_reuses_the_suite(
     assert (out["exit-code"], out["verdict"], out["suite-id"]) == ("1", "blocked", suite_id)
     assert "Created scenario suite" not in second.stderr
     assert "| Wrong refund amount (fm\\_refund) | 2 | 0 | 2 | 0 | 0% (0/2) |" in job.summary
-    assert "#### Failed items (2 of 3)" in job.summary
+    assert "#### Failing items (2 of 3)" in job.summary
     assert len(gh.comments(7)) == 1 and "❌ Blocked" in gh.comments(7)[0]["body"]
 
 
