@@ -2,7 +2,8 @@
 
 For every item of ``run.items`` (or of the streamed digest): the expected output, the agent's
 answer, each judge's score, the baseline's result for that item, and a state (``regressed``,
-``failing`` as before, ``new`` without a baseline, ``agent_failed``, ``unscored``). Agent
+``failing`` as before, ``new`` without a baseline verdict, ``fail`` when the comparison
+cannot tell, ``agent_failed``, ``unscored``). Agent
 invocations that crashed, timed out or exported no trace become :class:`AgentFailure` rows,
 counted apart from regressions.
 """
@@ -40,6 +41,32 @@ def _baseline_results(outcome: Outcome) -> tuple[dict[str, dict[str, Any]], bool
     base = base if isinstance(base, dict) else (cmp.get("baseline") or {})
     compared = base.get("compared") is True or bool(entries)
     return entries, compared
+
+
+def _as_before(outcome: Outcome, rows: list[dict[str, Any]], regressed: set[str]) -> bool | None:
+    """Whether the failing items that did not regress were failing in the baseline too:
+    True (all of them), False (none had a baseline verdict), None (cannot tell per item).
+
+    E8 names only the regressed items; the rest follows from the match: a full match means
+    every item had a baseline verdict; otherwise the matrix's fail->fail count tells."""
+    cmp = outcome.comparison
+    if not isinstance(cmp, dict):
+        return None
+    base = cmp.get("baseline") if isinstance(cmp.get("baseline"), dict) else {}
+    if base.get("compared") is False:
+        return False
+    matched, total = base.get("matchedItems"), base.get("totalItems")
+    if isinstance(matched, int) and isinstance(total, int) and matched >= total > 0:
+        return True
+    matrix = cmp.get("matrix") if isinstance(cmp.get("matrix"), dict) else {}
+    before_failed = sum(v for k, v in matrix.items() if k.startswith("fail")
+                        and k != "failPass" and isinstance(v, int) and not isinstance(v, bool))
+    failing = sum(1 for r in rows if r.get("passed") is not True and item_key(r) not in regressed)
+    if not matrix or not failing:
+        return None
+    if before_failed == 0:
+        return False
+    return True if before_failed == failing else None
 
 
 def _judges(row: dict[str, Any]) -> list[JudgeScore]:
@@ -113,6 +140,7 @@ def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
     invs = {inv.item_id: inv for inv in outcome.invocations}
     by_agent = {f.item_id: f for f in failures}
     regressed, compared = _baseline_results(outcome)
+    before = _as_before(outcome, rows, set(regressed))
     out = []
     for row in rows:
         key = item_key(row)
@@ -133,12 +161,13 @@ def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
             status = ""
         elif state == "unscored":
             status = "unscored"
+        elif not compared or before is False:
+            status = "new"  # no baseline verdict for this item
         else:
-            # "as before" only when the comparison lists the regressions (it was fetched)
-            status = ("failing" if outcome.comparison is not None else "new") if compared \
-                else "new"
+            status = "failing" if before else "fail"  # fail: cannot tell what it was before
         entry = regressed.get(key, {})
-        baseline = str(entry.get("before") or ("pass" if key in regressed else ""))
+        baseline = str(entry.get("before") or ("pass" if key in regressed else
+                                               ("fail" if status == "failing" else "")))
         answer = row.get("output")
         expected = row.get("expectedOutput", row.get("expected_output"))
         out.append(ItemVerdict(

@@ -17,7 +17,8 @@ from neens_action.text import md_cell, md_fence, md_html, md_link, md_text
 STATE_LABEL = {
     "regressed": "🔻 regressed",
     "failing": "failing as before",
-    "new": "failing",
+    "new": "failing (no baseline)",
+    "fail": "failing",
     "agent_failed": "💥 agent failed",
     "unscored": "unscored",
 }
@@ -137,7 +138,8 @@ def items(report: Report, max_rows: int, *, chars: int, more_url: str = "") -> l
     failed, count = report.failed_items, report.not_passing_count
     if not failed:
         return []
-    order = {"regressed": 0, "agent_failed": 1, "failing": 2, "new": 2, "unscored": 3}
+    order = {"regressed": 0, "agent_failed": 1, "new": 2, "fail": 2, "failing": 3,
+             "unscored": 4}
     failed = sorted(failed, key=lambda i: order.get(i.status, 4))
     with_suite = any(i.suite for i in failed)
     cols = ["Item", *(["Suite"] if with_suite else []), "State", "Baseline → score", "Judges",

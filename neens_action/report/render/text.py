@@ -42,7 +42,8 @@ def _fact(label: str, value: str) -> str:
     return f"  {(label + ':').ljust(LABEL_WIDTH)}{clean(value)}"
 
 
-STATUS = {"regressed": "regressed", "failing": "failing as before", "new": "failing (new)",
+STATUS = {"regressed": "regressed", "failing": "failing as before",
+          "new": "failing (no baseline)", "fail": "failing",
           "agent_failed": "agent failed", "unscored": "unscored"}
 STDERR_TAIL = 10
 

@@ -191,7 +191,7 @@ def many_failures() -> Outcome:
 
 GITHUB_ENV = {"GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://github.com",
               "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "9"}
-UI_URL = "https://app.example/runs/{run_id}"
+UI_URL = "https://app.example/runs/{run_id}?item={item_id}"
 
 
 def _eval(make: Callable[[], Outcome]) -> Callable[[], Report]:

@@ -101,5 +101,5 @@ def test_comment_of_25_failures_stays_short() -> None:
     assert visible_lines(comment) < 70
     assert f"…and 15 more failing item(s): see [the full job summary]({JOB})" in comment
     summary = markdown.render_summary(CASES["many_failures"]())
-    assert summary.count("| it\\_") == 25  # the job summary is complete
+    assert summary.count("| [it\\_") == 25  # the job summary is complete (items linked)
     assert comment != summary

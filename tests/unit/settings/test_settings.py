@@ -110,3 +110,12 @@ def test_clean_repo():
     assert clean_repo(" o/r ") == "o/r"
     assert clean_repo("") is None
     assert clean_repo("x" * 256) is None
+
+
+def test_ui_url_flag_or_variable_checked_before_any_request():
+    env = {"NEENS_UI_URL": "https://env.example/runs/{run_id}"}
+    assert make(env, run_id="r").validate().ui_url == "https://env.example/runs/{run_id}"
+    flag = "https://flag.example/runs/{run_id}?item={item_id}"
+    assert make(env, run_id="r", ui_url=flag).validate().ui_url == flag
+    with pytest.raises(UsageError, match=r"--ui-url must contain \{run_id\}"):
+        make({"NEENS_UI_URL": "https://app.example/runs"}, run_id="r").validate()
