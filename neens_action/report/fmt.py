@@ -83,7 +83,9 @@ def usd(value: object) -> str:
     if abs(n) >= 1:
         return f"${n:,.2f}"
     digits = max(2, 1 - math.floor(math.log10(abs(n))) + 1)  # two significant digits
-    return "$" + _trim(f"{n:.{min(digits, 10)}f}")
+    text = _trim(f"{n:.{min(digits, 10)}f}")
+    decimals = len(text.partition(".")[2])
+    return "$" + (text + "0" * (2 - decimals) if decimals < 2 else text)  # $0.60, not $0.6
 
 
 def ms(value: object) -> str:

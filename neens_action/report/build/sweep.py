@@ -21,6 +21,7 @@ from typing import Any
 
 from neens_action.errors import EXIT_FAILED
 from neens_action.outcome import SweepOutcome
+from neens_action.report.build.sweep_saving import saving
 from neens_action.report.model import Chart, Report, Table
 from neens_action.verdict import SWEEP_TERMINAL as TERMINAL
 from neens_action.verdict import sweep_verdict
@@ -375,6 +376,12 @@ def build_sweep_report(outcome: SweepOutcome) -> Report:
         report.charts = parts["charts"]
         if winner:
             report.facts.append(("winner", winner))
+            cheaper = saving(comparison, winner)
+            if cheaper:
+                report.facts.append(("saving", cheaper))
+                if "cheaper" not in report.headline:  # unless the server said it already
+                    report.headline = (report.headline.rstrip(". ") +
+                                       f" — {winner} is {cheaper.split(' (')[0]}")
         return report
     if sweep is not None:
         report.tables = [arms_table(sweep)]
