@@ -41,6 +41,7 @@ from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
 from neens_action.publish.actions import Commands
+from neens_action.report.build.errors import in_input_terms, outcome_in_input_terms
 from neens_action.settings.connection import make_client
 from neens_action.world import World
 
@@ -150,8 +151,11 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
                                   log=world.log, commands=commands)
         if inputs.get("doctor") and failure is None:
             failure = preflight(ctx, client)
-        # a failed install or preflight concludes the job as a run error, without running it
-        flow = (lambda: job.blank(failure)) if failure else None
+        # a failed install or preflight concludes the job as a run error, without running it;
+        # API errors worded for the CLI (--api-key, --base-url) name the inputs instead
+        flow = (lambda: job.blank(in_input_terms(failure))) if failure else (
+            lambda: outcome_in_input_terms(job.run_flow(plan.settings, client=client,
+                                                        world=world, policy=plan.policy)))
         if commands is not None:
             commands.stop()  # the flow's log (prompts, agent errors) is shown, never run
         try:
@@ -168,9 +172,9 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     except NeensError as exc:
         if commands is not None:
             commands.resume()
-            commands.error(str(exc), title="neens")
+            commands.error(in_input_terms(str(exc)), title="neens")
         else:
-            world.log(f"neens: error: {exc}")
+            world.log(f"neens: error: {in_input_terms(str(exc))}")
         return exc.exit_code
     except KeyboardInterrupt:
         world.log("neens: interrupted")

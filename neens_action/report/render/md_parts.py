@@ -9,10 +9,12 @@ job) are links.
 
 from __future__ import annotations
 
+import re
+
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure, Chart, ItemVerdict, PolicyLine, Report, Table
 from neens_action.report.render.mermaid import chart_to_mermaid
-from neens_action.text import md_cell, md_fence, md_html, md_link, md_text
+from neens_action.text import md_cell, md_code, md_fence, md_html, md_link, md_text
 
 STATE_LABEL = {
     "regressed": "🔻 regressed",
@@ -24,6 +26,21 @@ STATE_LABEL = {
 }
 KIND_LABEL = {"crashed": "crashed", "timed_out": "timed out", "no_trace": "no trace captured",
               "launch_failed": "did not start", "not_run": "not run"}
+
+
+def hint(text: str) -> str:
+    """A "How to fix" bullet: our sentence with its `code` spans kept as code (a command or
+    an input name), everything else escaped like any text."""
+    out = []
+    for i, part in enumerate(re.split(r"`([^`\n]+)`", text)):
+        if i % 2:
+            out.append(md_code(part))
+        elif part.strip():
+            lead, trail = part[:len(part) - len(part.lstrip())], part[len(part.rstrip()):]
+            out.append(lead + md_text(part, line_start=i == 0) + trail)
+        else:
+            out.append(part)
+    return "".join(out)
 
 
 def details(summary: str, body: list[str]) -> list[str]:
@@ -52,7 +69,7 @@ def alerts(report: Report) -> list[str]:
         out += ["> [!CAUTION]", f"> {md_text(report.error)}"]
         if report.hints:
             out += [">", "> **How to fix**"]
-            out += [f"> - {md_text(h, line_start=True)}" for h in report.hints]
+            out += [f"> - {hint(h)}" for h in report.hints]
         out.append("")
     notes = [*report.caveats, *report.warnings]
     for note in dict.fromkeys(notes):
@@ -176,7 +193,7 @@ def agent_failures(report: Report, *, tails: int) -> list[str]:
         return []
     total = f" of {report.agent_total}" if report.agent_total else ""
     out = [f"#### Agent failures ({len(fails)}{total})", ""]
-    out += [f"- {md_text(h, line_start=True)}" for h in report.hints] or []
+    out += [f"- {hint(h)}" for h in report.hints]
     shown = [f for f in fails if f.stderr_tail.strip()][:tails]
     for f in shown:
         out += ["", *_tail(f)]

@@ -155,6 +155,27 @@ def test_github_bad_input_is_one_error_line(sandbox: Sandbox, gh: FakeGitHub,
     assert gh.requests == []
 
 
+def test_github_rejected_key_names_the_input_not_the_flag(sandbox: Sandbox, gh: FakeGitHub,
+                                                          tmp_path: Path) -> None:
+    """The API's CLI wording (check --api-key / NEENS_API_KEY) reaches the Action user as
+    the api-key input: in the annotation, the job summary, the PR comment and the log."""
+    env = _github_env(sandbox, gh, tmp_path, "good")
+    env["INPUT_API-KEY"] = "nk_live_wrong_key_for_this_neens"
+    proc = _run(env, Path(env["GITHUB_WORKSPACE"]))
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    summary = (tmp_path / "summary.md").read_text()
+    body = gh.comments(7)[0]["body"]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and "HTTP 401" in errors[0], proc.stderr
+    log = proc.stderr.replace("::add-mask::nk_live_wrong_key_for_this_neens", "")
+    for text in (errors[0], summary, body, log):
+        assert "--api-key" not in text and "nk_live_wrong_key" not in text, text
+    assert "check the api-key input" in errors[0]
+    assert "check the api-key input" in summary and "check the api-key input" in body
+    assert "Check the \\`api-key\\` input" not in summary  # How to fix, as code, unescaped
+    assert "> - Check the `api-key` input" in summary
+
+
 def test_github_install_failure_is_published_as_an_error(sandbox: Sandbox, gh: FakeGitHub,
                                                          tmp_path: Path) -> None:
     env = _github_env(sandbox, gh, tmp_path, "good")
