@@ -8,6 +8,7 @@ and a relative change ``+1,567 %``. ``None`` (not known) is ``n/a``.
 from __future__ import annotations
 
 import math
+import re
 
 NA = "n/a"
 
@@ -120,3 +121,27 @@ def status(value: object) -> str:
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+_REGRESSIONS = re.compile(r"^regressions (\d+) > (?:max_regressions )?(\d+)$")
+_PASS_RATE = re.compile(r"^pass rate ([\d.]+) ?(%?) < (?:min_pass_rate )?([\d.]+) ?(%?)$")
+
+
+def _as_rate(number_text: str, percent: str) -> str:
+    value = float(number_text)
+    return rate(value / 100 if percent else value)
+
+
+def readable_reason(reason: str) -> str:
+    """A server gate reason in the report's units: ``pass rate 0.5000 < min_pass_rate 0.9``
+    -> ``pass rate 50 % (min 90 %)``, ``regressions 2 > max_regressions 0`` -> ``regressions
+    2 (max 0)``; any other reason unchanged."""
+    text = reason.strip()
+    m = _REGRESSIONS.match(text)
+    if m:
+        return f"regressions {m.group(1)} (max {m.group(2)})"
+    m = _PASS_RATE.match(text)
+    if m:
+        return (f"pass rate {_as_rate(m.group(1), m.group(2))} "
+                f"(min {_as_rate(m.group(3), m.group(4))})")
+    return reason

@@ -10,7 +10,17 @@ from typing import Any
 
 from neens_action.flows.runs import describe_baseline
 from neens_action.outcome import Outcome
-from neens_action.report.fmt import change_pct, finite, ms, number, plural, rate, rate_vs, usd
+from neens_action.report.fmt import (
+    change_pct,
+    finite,
+    ms,
+    number,
+    plural,
+    rate,
+    rate_vs,
+    readable_reason,
+    usd,
+)
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure
 from neens_action.verdict import gate_passed, policy_results, result_field
@@ -120,7 +130,7 @@ def caveats(outcome: Outcome) -> list[str]:
 
 
 def _gate_reasons(outcome: Outcome, agent_only: bool) -> list[str]:
-    reasons = [str(r) for r in _dict(outcome.gate).get("reasons") or [] if r]
+    reasons = [readable_reason(str(r)) for r in _dict(outcome.gate).get("reasons") or [] if r]
     if agent_only:  # the "regressions" are agents that never answered: said once, as such
         reasons = [r for r in reasons if "regression" not in r.lower()]
     return reasons

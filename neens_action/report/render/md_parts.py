@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from neens_action.report.fmt import readable_reason
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure, Chart, ItemVerdict, PolicyLine, Report, Table
 from neens_action.report.render.mermaid import chart_to_mermaid
@@ -81,7 +82,8 @@ def reasons(report: Report) -> list[str]:
     if not report.reasons:
         return []
     title = "**Verdict notes**" if report.kind == "sweep" else "**Gate reasons**"
-    return [title, "", *(f"- {md_text(r, line_start=True)}" for r in report.reasons)]
+    return [title, "", *(f"- {md_text(readable_reason(r), line_start=True)}"
+                         for r in report.reasons)]
 
 
 def table(t: Table, *, collapse_over: int = 10) -> list[str]:

@@ -83,7 +83,7 @@ def test_summary_golden():
     assert render(report) == EXPECTED
     assert report.verdict == "blocked" and report.exit_code == 1
     assert report.headline == ("Blocked: 1 of 3 agents crashed (exit code 3), 1 agent exported"
-                               " no trace; regressions 1 > 0.")
+                               " no trace; regressions 1 (max 0).")
     assert report.outputs == {"exit-code": "1", "verdict": "blocked", "run-id": "ppr_1",
                               "pass-rate": "0.6667", "regressions": "1"}
     assert [i.state for i in report.items] == ["pass", "fail", "unscored"]
