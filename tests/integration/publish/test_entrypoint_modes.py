@@ -168,7 +168,7 @@ def test_push_mode_with_a_policy_file_passes_then_blocks(world: Sandbox, gh: Fak
     assert run["ciResult"]["policy"]["overridden"] is True
     assert "::error title=Neens policy::" in second.stderr
     assert job.summary.startswith("### ❌ Blocked")
-    assert "FAIL" in job.summary.split("#### Policy rules", 1)[1]
+    assert "| block | fail |" in job.summary.split("#### Policy rules", 1)[1]
     comments = gh.comments(7)
     assert len(comments) == 1 and "❌ Blocked" in comments[0]["body"]
     assert len(gh.calls("PATCH")) == 1
