@@ -211,6 +211,7 @@ def run_job(
                 outcome.error = outcome.error or "interrupted (SIGINT/SIGTERM)"
                 report = conclude(outcome, job=job, world=world, client=client, policy=policy,
                                   report_ci=False)
+            _attach_links(report, outcome, world, ui_url=settings.ui_url)
             publish(job, outcome, report, world=world, publishers=publishers,
                     json_out=json_out, junit_path=junit_path)
     finally:
@@ -218,6 +219,16 @@ def run_job(
             client.close()
     code = EXIT_INTERRUPTED if outcome.interrupted else outcome.exit_code
     return Finished(code=code, outcome=outcome, report=report)
+
+
+def _attach_links(report: Report, outcome: AnyOutcome, world: World, *, ui_url: str) -> None:
+    """Human links (the ``ui-url`` setting, else ``NEENS_UI_URL``) and the CI context, before
+    anything is rendered."""
+    from neens_action.report.links import attach
+
+    base = ((outcome.gate or {}).get("baseline") if isinstance(outcome, Outcome) else None)
+    base_id = str(base.get("runId") or "") if isinstance(base, dict) else ""
+    attach(report, ui_url=ui_url, environ=world.environ, baseline_run_id=base_id)
 
 
 def publish(job: Job[Any], outcome: AnyOutcome, report: Report, *, world: World,

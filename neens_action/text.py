@@ -28,6 +28,13 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _REF = re.compile(r"#(?=\d)")
 _WS = re.compile(r"\s+")
+# Bidirectional embedding/override/isolate controls (U+202A-U+202E, U+2066-U+2069) and the
+# marks U+200E/U+200F/U+061C: they can make a reader see text in another order.
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+# GitHub's autolink extension links bare ``scheme://`` and ``www.`` text: a zero-width space
+# before the ``:`` (or after ``www``) keeps untrusted text from becoming a live link.
+_BARE_SCHEME = re.compile(r"(?i)(?<![A-Za-z0-9])([a-z][a-z0-9+.\-]{1,15})(?=://)")
+_BARE_WWW = re.compile(r"(?i)(?<![A-Za-z0-9])(www)(?=\.)")
 # Characters XML 1.0 forbids (C0 controls except tab/newline/CR, surrogates, U+FFFE/U+FFFF).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -50,7 +57,19 @@ def excerpt(text: object, limit: int) -> str:
 
 def md_html(text: object) -> str:
     """HTML-escape ``& < > "`` (for text inside HTML blocks such as ``<details>``)."""
-    return "".join(_HTML.get(ch, ch) for ch in str(text))
+    return "".join(_HTML.get(ch, ch) for ch in BIDI.sub("", str(text)))
+
+
+def md_fence(text: object, info: str = "text") -> list[str]:
+    """Untrusted multi-line text as a fenced code block nothing inside can close.
+
+    Shown literally by GitHub (no HTML, links, mentions or Markdown); bidi and control
+    characters are dropped so the lines read in the order they were written.
+    """
+    body = BIDI.sub("", _CONTROL.sub("", str(text).replace("\r\n", "\n")))
+    longest = max((len(m) for m in re.findall(r"`{3,}|~{3,}", body)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *body.rstrip("\n").split("\n"), fence]
 
 
 def md_text(text: object, *, line_start: bool = False) -> str:
@@ -60,7 +79,7 @@ def md_text(text: object, *, line_start: bool = False) -> str:
     table breaks, mentions or issue references. With ``line_start`` (the text opens a line,
     a list item or a quote) a leading ``#``, ``-``, ``+``, ``=`` or ``1.`` is escaped too.
     """
-    flat = _CONTROL.sub("", one_line(text))
+    flat = BIDI.sub("", _CONTROL.sub("", one_line(text)))
     out: list[str] = []
     for ch in flat:
         if ch in _HTML:
@@ -74,6 +93,7 @@ def md_text(text: object, *, line_start: bool = False) -> str:
     if m:
         escaped = escaped[: m.end() - 1] + "\\" + escaped[m.end() - 1 :]
     escaped = _MENTION.sub("@" + ZWSP, escaped)
+    escaped = _BARE_WWW.sub(r"\1" + ZWSP, _BARE_SCHEME.sub(r"\1" + ZWSP, escaped))
     return _REF.sub("#" + ZWSP, escaped)
 
 
@@ -100,7 +120,7 @@ def md_code(text: object, limit: int | None = None, *, in_table: bool = False) -
     In a GFM table a ``|`` splits the cell even inside a code span, so ``in_table`` escapes it.
     """
     raw = excerpt(text, limit) if limit is not None else one_line(text)
-    raw = _CONTROL.sub("", raw)
+    raw = BIDI.sub("", _CONTROL.sub("", raw))
     if not raw:
         return "—"
     longest = max((len(m) for m in re.findall(r"`+", raw)), default=0)

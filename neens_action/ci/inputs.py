@@ -69,6 +69,9 @@ INPUTS: list[Input] = [
     Input("working-directory", "path", "", "directory to run install and the agent in"),
     Input("base-url", "url", "", "Neens API origin", fallback="NEENS_BASE_URL"),
     Input("api-key", "secret", "", "Neens project key", fallback="NEENS_API_KEY"),
+    Input("ui-url", "str", "", "Neens UI run page for report links: a template with "
+          "{run_id} (and optionally {item_id} in the query or fragment)",
+          fallback="NEENS_UI_URL"),
     Input("run-id", "str", "", "drive an existing run"),
     Input("create", "auto-bool", "auto", "create a run first: true | false | auto (auto: "
           "create one when run-id is empty)"),

@@ -41,8 +41,12 @@ from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
 from neens_action.publish.actions import Commands
+from neens_action.report.build.errors import in_input_terms, outcome_in_input_terms
 from neens_action.settings.connection import make_client
 from neens_action.world import World
+
+EMPTY_KEY = ("is empty: secrets are not passed to workflows from forks, and an unset secret "
+             "is an empty string")
 
 MODES: dict[str, Callable[[CiContext], Plan]] = {
     "run": run_mode.plan_run,
@@ -94,12 +98,10 @@ def bad_input(platform: str, err: InputError, commands: Commands | None, world: 
     commands.resume()
     commands.error(f"{err.name}: {err.why}", title="neens input")
     from neens_action.publish.actions import write_outputs, write_summary
-    from neens_action.report.model import Report
+    from neens_action.report.build.errors import bad_input_report
     from neens_action.report.render.markdown import render_summary
 
-    message = f"input {err.name}: {err.why}"
-    report = Report(kind="eval", title="Neens eval", verdict="errored", exit_code=EXIT_ERROR,
-                    headline="Bad input: nothing was run.", error=message)
+    report = bad_input_report(err.name, err.why)
     try:
         if environ.get("GITHUB_STEP_SUMMARY"):
             write_summary(environ["GITHUB_STEP_SUMMARY"], render_summary(report))
@@ -124,6 +126,8 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     client: NeensClient | None = None
     try:
         inputs = ci_inputs.parse_inputs(env)
+        if not str(inputs.get("api-key") or "").strip():
+            raise InputError("api-key", EMPTY_KEY)  # never send an empty key to Neens
         world = World(environ=agent_environment(env, inputs), err=err, out=sys.stdout)
         workspace = workspace_of(env)
         wd = inputs.get("working-directory")
@@ -147,8 +151,11 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
                                   log=world.log, commands=commands)
         if inputs.get("doctor") and failure is None:
             failure = preflight(ctx, client)
-        # a failed install or preflight concludes the job as a run error, without running it
-        flow = (lambda: job.blank(failure)) if failure else None
+        # a failed install or preflight concludes the job as a run error, without running it;
+        # API errors worded for the CLI (--api-key, --base-url) name the inputs instead
+        flow = (lambda: job.blank(in_input_terms(failure))) if failure else (
+            lambda: outcome_in_input_terms(job.run_flow(plan.settings, client=client,
+                                                        world=world, policy=plan.policy)))
         if commands is not None:
             commands.stop()  # the flow's log (prompts, agent errors) is shown, never run
         try:
@@ -165,9 +172,9 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     except NeensError as exc:
         if commands is not None:
             commands.resume()
-            commands.error(str(exc), title="neens")
+            commands.error(in_input_terms(str(exc)), title="neens")
         else:
-            world.log(f"neens: error: {exc}")
+            world.log(f"neens: error: {in_input_terms(str(exc))}")
         return exc.exit_code
     except KeyboardInterrupt:
         world.log("neens: interrupted")

@@ -18,6 +18,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("neens_sandbox.cli", "sandbox_group"),
     "doctor": ("neens_action.cli.doctor", "doctor_command"),
     "ci": ("neens_action.cli.ci", "ci_command"),
+    "report": ("neens_action.cli.report", "report_command"),
 }
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -17,6 +17,7 @@ from neens_action.cli.options import (
     policy_options,
     poll_options,
     provenance_options,
+    ui_url_option,
 )
 
 
@@ -36,6 +37,7 @@ from neens_action.cli.options import (
 @provenance_options("Replay + enforce eval gates (env NEENS_GATES).")
 @policy_options
 @connection_options
+@ui_url_option
 @poll_options("Overall scoring budget (also the deadline of the push trigger).")
 @no_gate_option
 @output_options

@@ -17,6 +17,7 @@ from neens_action.cli.options import (
     policy_options,
     poll_options,
     provenance_options,
+    ui_url_option,
     workers_option,
 )
 
@@ -39,6 +40,7 @@ _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=Fals
 @provenance_options("Replay + enforce eval gates; implies creating a run (env NEENS_GATES).")
 @policy_options
 @connection_options
+@ui_url_option
 @agent_options("item")
 @workers_option
 @poll_options()

@@ -81,6 +81,12 @@ connection_options = stack(
                  help="X-Neens-Project-Id (env NEENS_PROJECT_ID; usually unneeded)."),
 )
 
+# the Neens UI page links of reports (every command whose report names a run)
+ui_url_option = click.option(
+    "--ui-url", metavar="TEMPLATE",
+    help="Neens UI run page for report links, e.g. https://app.example/runs/{run_id} "
+         "(optionally ?item={item_id}; env NEENS_UI_URL).")
+
 gate_options = stack(
     click.option("--max-regressions", type=int, metavar="N", help="Gate: fail if regressions > N."),
     click.option("--min-pass-rate", type=float, metavar="R",

@@ -26,6 +26,7 @@ from neens_action.cli.options import (
     output_options,
     policy_options,
     poll_options,
+    ui_url_option,
 )
 
 stress_group: click.Group = make_lazy_group(
@@ -309,6 +310,7 @@ def launch_command(suite_id: str, json_out: bool, **flags: Any) -> int:
 @launch_options
 @policy_options
 @connection_options
+@ui_url_option
 @agent_options("scenario")
 @poll_options()
 @no_gate_option

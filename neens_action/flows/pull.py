@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -259,24 +258,47 @@ def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: 
                     digest=digest)
 
 
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def some_item_failed(outcome: Outcome) -> bool:
+    """True when an item did not pass (by the gate, the run's items or our own agents)."""
+    gate = outcome.gate if isinstance(outcome.gate, dict) else {}
+    rate = gate.get("passRate")
+    if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1:
+        return True
+    if _count(gate.get("regressions")) > 0 or any(not inv.ok for inv in outcome.invocations):
+        return True
+    run = outcome.run or {}
+    agg = run.get("aggregate") if isinstance(run.get("aggregate"), dict) else {}
+    if _count(agg.get("failed")) + _count(agg.get("errored")) > 0:
+        return True
+    if outcome.item_digest is not None and outcome.item_digest.not_passing:
+        return True
+    items = run.get("items")
+    return isinstance(items, list) and any(
+        isinstance(i, dict) and i.get("passed") is not True for i in items)
+
+
 def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
                     policy: GatePolicy | None = None) -> None:
-    """E7; with a policy also E8/E9 (failures degrade to warnings). The policy itself is
-    evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
+    """E7; E8 with a policy or when some item did not pass (the evidence tells regressed
+    items from those failing as before); E9 with a policy. A failed E8/E9 is a warning.
+    The policy itself is evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
     outcome.gate = client.get_gate(outcome.run_id)
-    if policy is None:
-        regs = outcome.gate.get("regressions") if isinstance(outcome.gate, dict) else None
-        if isinstance(regs, int) and not isinstance(regs, bool) and regs > 0:
-            # Not needed for the verdict: only to name the regressed items (best effort).
-            with contextlib.suppress(NeensApiError):
-                outcome.comparison = client.get_comparison(outcome.run_id)
-        return
-    for attr, fetch, what in (("comparison", client.get_comparison, "comparison"),
-                              ("metrics", client.get_metrics, "metrics")):
+    fetches: list[tuple[str, Callable[[str], dict[str, Any]], str]] = []
+    if policy is not None or some_item_failed(outcome):
+        fetches.append(("comparison", client.get_comparison, "comparison"))
+    if policy is not None:
+        fetches.append(("metrics", client.get_metrics, "metrics"))
+    for attr, fetch, what in fetches:
         try:
             setattr(outcome, attr, fetch(outcome.run_id))
         except NeensApiError as exc:
-            msg = f"could not fetch the {what} ({exc}); policy rules that need it are skipped"
+            why = ("policy rules that need it are skipped" if policy is not None else
+                   "failing items are not told apart as regressed or failing as before")
+            msg = f"could not fetch the {what} ({exc}); {why}"
             world.log(f"neens: warning: {msg}")
             outcome.warnings.append(msg)
 

@@ -183,6 +183,12 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
                                        command=settings.command))
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
+    failed = any(not inv.ok for inv in outcome.invocations)
+    if outcome.run_id and not outcome.extra.get("created") and (
+            failed or outcome.error or outcome.interrupted):
+        # which leg to re-run, and how (the shard report names it)
+        outcome.extra["rerun"] = resume_command(outcome.run_id, shard=(index, total),
+                                                command=settings.command)
     return outcome
 
 

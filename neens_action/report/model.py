@@ -18,6 +18,26 @@ class Table:
     footer: str | None = None
 
 
+@dataclass(slots=True)
+class JudgeScore:
+    """One judge's verdict on one item (``passed`` None: the judge gave no pass/fail)."""
+
+    name: str
+    score: float | None
+    passed: bool | None = None
+
+
+@dataclass(slots=True)
+class AgentFailure:
+    """One agent invocation that did not finish cleanly, counted apart from regressions."""
+
+    item_id: str
+    kind: str  # crashed | timed_out | no_trace | launch_failed
+    detail: str  # "exit code 3", "after 60 s", "no trace captured"
+    returncode: int | None = None
+    stderr_tail: str = ""  # last lines of the agent's own output (escaped by renderers)
+
+
 @dataclass(slots=True)  # one per item: 10,000 items must stay cheap
 class ItemVerdict:
     """One golden item as the server scored it (JUnit test case, failed-item list)."""
@@ -30,6 +50,14 @@ class ItemVerdict:
     suite: str = ""  # "" for the dataset, else the eval gate / failure mode it belongs to
     strategy: str = ""  # stress scenarios only
     duration_s: float | None = None
+    # evidence: why the item failed (all raw, untrusted text)
+    status: str = ""  # regressed | failing | new | agent_failed | unscored | "" (passed)
+    expected: str = ""
+    answer: str = ""
+    judges: list[JudgeScore] = field(default_factory=list)
+    baseline: str = ""  # the baseline's result for this item: pass | fail | ""
+    baseline_score: float | None = None
+    link: str = ""  # a human page for the item or its trace (from the ui-url template)
 
 
 @dataclass
@@ -50,6 +78,7 @@ class Chart:
     labels: list[str]
     series: dict[str, list[float | None]]  # series name -> one value per label
     unit: str = ""
+    bar: float | None = None  # a reference line (the sweep's quality bar), same unit
 
 
 @dataclass
@@ -75,6 +104,17 @@ class Report:
     error: str | None = None
     gate_passed: bool | None = None  # the server gate's own verdict (None: not fetched)
     outputs: dict[str, str] = field(default_factory=dict)  # CI outputs (exit-code, run-id...)
+    # what a reviewer reads first: ordered (label, value) pairs such as ("pass rate",
+    # "50 % ▼ 50 pp vs 100 %"); raw text
+    header: list[tuple[str, str]] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)  # a rule could not be evaluated, a waiver
+    agent_failures: list[AgentFailure] = field(default_factory=list)
+    agent_total: int = 0  # agent invocations in all (pull runs)
+    hints: list[str] = field(default_factory=list)  # "How to fix" bullets for errors/failures
+    # human links (never API paths): baseline, sweep, job, summary; and where the report
+    # was made (platform, job URL...), so a saved result re-renders without a CI environment
+    links: dict[str, str] = field(default_factory=dict)
+    context: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed_items(self) -> list[ItemVerdict]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from neens_action.errors import UsageError
+from neens_action.report.links import check_ui_url
 
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
@@ -26,6 +27,7 @@ CONNECTION_ENV = {
     "base_url": "NEENS_BASE_URL",
     "api_key": "NEENS_API_KEY",
     "project_id": "NEENS_PROJECT_ID",
+    "ui_url": "NEENS_UI_URL",
 }
 
 
@@ -76,6 +78,9 @@ class Connection:
     project_id: str | None = None
     request_timeout: float = REQUEST_TIMEOUT
     retries: int = RETRIES
+    # the Neens UI's run page, a template such as https://app.example/runs/{run_id}: the
+    # human links of reports (report/links.py lists its variables)
+    ui_url: str = ""
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, object], environ: Mapping[str, str]) -> Connection:
@@ -84,12 +89,14 @@ class Connection:
         env_defaults(values, environ, CONNECTION_ENV)
         conn = cls(base_url=str(values["base_url"] or ""),
                    api_key=str(values["api_key"] or "") or None,
-                   project_id=str(values["project_id"] or "") or None)
+                   project_id=str(values["project_id"] or "") or None,
+                   ui_url=str(values["ui_url"] or ""))
         return conn.check_connection()
 
     def check_connection(self) -> Connection:
         self.base_url = check_base_url(self.base_url)
         self.project_id = (self.project_id or "").strip() or None
+        self.ui_url = check_ui_url(self.ui_url)
         check_number("request timeout", self.request_timeout, positive=True)
         if isinstance(self.retries, bool) or int(self.retries) < 0:
             raise UsageError(f"retries must be 0 or more, got {self.retries}")

@@ -55,7 +55,7 @@ def test_passing_run_exits_0_with_json_and_reports_the_verdict(sandbox, tmp_path
                          "--junit", str(junit), "--", *AGENT_CMD])
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)  # stdout holds the JSON document and nothing else
-    assert doc["format"] == 1 and doc["exitCode"] == 0 and doc["verdict"] == "passed"
+    assert doc["format"] == 2 and doc["exitCode"] == 0 and doc["verdict"] == "passed"
     assert doc["gatePassed"] is True and doc["error"] is None
     assert doc["buildVerdict"] == {"verdict": "passed", "reported": True}
     assert len(doc["items"]) == 6 and all(i["returncode"] == 0 for i in doc["items"])
@@ -85,7 +85,7 @@ def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox, tmp
     assert "  gate:        FAILED" in bad.stderr
     assert "    - regressions 3 > 0" in bad.stderr
     regressed = [line for line in bad.stderr.splitlines()
-                 if "regression: the baseline passed this item" in line]
+                 if line.startswith("    ✗ ") and "  regressed  " in line]
     assert len(regressed) == 3
     assert "  verdict:     blocked (exit 1)" in bad.stderr
     run = sandbox.get(f"/preprod-evals/{created_run_id(bad.stderr)}").json()
@@ -100,6 +100,49 @@ def test_regression_against_branch_main_exits_1_and_no_gate_exits_0(sandbox, tmp
     assert "  gate:        FAILED  (--no-gate: not enforced)" in waived.stderr
     run = sandbox.get(f"/preprod-evals/{created_run_id(waived.stderr)}").json()
     assert run["buildVerdict"] == "warned"
+
+
+def _states(doc: dict) -> dict[str, str]:
+    """Item id -> the evidence state of every item that did not pass."""
+    return {i["item_id"]: i["status"] for i in doc["report"]["items"] if i["state"] != "pass"}
+
+
+def test_evidence_tells_regressed_from_failing_as_before_without_a_policy(sandbox):
+    """No policy, no max-regressions: the comparison is still fetched when an item fails,
+    so failing items read regressed / failing as before / new (no baseline verdict); the ui-url
+    flag links each run and item."""
+    ui = "https://app.example/runs/{run_id}?item={item_id}"
+    first = cli(sandbox, [*CREATE, "--version-label", "main-bad", "--branch", "main", "--json",
+                          "--baseline", "branch:none-yet", "--ui-url", ui, "--", *AGENT_CMD],
+                AGENT_MODE="bad")
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    # compared with the production window, which has no verdict for the failing items
+    assert sorted(_states(doc).values()) == ["new"] * 3
+    run_id = doc["runId"]
+    assert doc["report"]["run_url"] == f"https://app.example/runs/{run_id}"
+    links = [i["link"] for i in doc["report"]["items"]]
+    assert links == [f"https://app.example/runs/{run_id}?item={i['item_id']}"
+                     for i in doc["report"]["items"]]
+
+    again = cli(sandbox, [*CREATE, "--version-label", "feat-bad", "--branch", "feat",
+                          "--baseline", "branch:main", "--json", "--", *AGENT_CMD],
+                AGENT_MODE="bad")
+    assert again.returncode == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert "neens: warning" not in again.stderr
+    assert sorted(_states(doc).values()) == ["failing"] * 3  # as before, not "new"
+    assert doc["report"]["run_url"] == ""  # no ui-url: no run link (the API path is JSON)
+
+    leaky = cli(sandbox, [*CREATE, "--version-label", "feat-leaky", "--branch", "feat",
+                          "--baseline", "branch:main", "--json", "--", *AGENT_CMD],
+                AGENT_MODE="leaky", NEENS_UI_URL=ui)
+    doc = json.loads(leaky.stdout)
+    states = _states(doc)
+    failing_before = {k for k, v in _states(json.loads(first.stdout)).items()}
+    assert {k for k, v in states.items() if v == "failing"} == failing_before
+    assert {k for k, v in states.items() if v == "regressed"} == set(states) - failing_before
+    assert len(states) == 6 and doc["report"]["run_url"].startswith("https://app.example/")
 
 
 def test_existing_run_id_and_eval_gates(sandbox):

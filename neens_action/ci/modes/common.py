@@ -160,6 +160,7 @@ def eval_fields(ctx: CiContext) -> dict[str, Any]:
     return dict(
         base_url=inp.get("base-url", ""), api_key=inp.get("api-key"),
         project_id=ctx.environ.get("NEENS_PROJECT_ID", "").strip() or None,
+        ui_url=inp.get("ui-url", ""),
         version_label=inp.get("version-label"), name=inp.get("name"),
         baseline=inp.get("baseline"), max_regressions=inp.get("max-regressions"),
         min_pass_rate=inp.get("min-pass-rate"), gate_policy=policy_path(ctx),

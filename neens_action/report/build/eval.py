@@ -13,10 +13,18 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from neens_action.outcome import Outcome
 from neens_action.report.build.baseline import describe_baseline
-from neens_action.items import ItemDigest
-from neens_action.outcome import Invocation, Outcome
-from neens_action.report.model import ItemVerdict, PolicyLine, Report, Table
+from neens_action.report.build import headline as hl
+from neens_action.report.build.evidence import (
+    agent_failures,
+    failure_hints,
+    failure_summary,
+    item_key,
+    item_verdicts,
+    run_rows,
+)
+from neens_action.report.model import AgentFailure, ItemVerdict, PolicyLine, Report, Table
 from neens_action.verdict import (
     decide,
     gate_passed,
@@ -68,25 +76,7 @@ def fmt_value(value: Any) -> str:
     return str(value)
 
 
-def regressions_text(outcome: Outcome) -> str:
-    gate = outcome.gate or {}
-    baseline = gate.get("baseline") if isinstance(gate.get("baseline"), dict) else {}
-    if baseline.get("compared") is False or ("regressions" in gate and gate["regressions"] is None):
-        return NOT_COMPARED
-    for value in (gate.get("regressions"), (outcome.run or {}).get("regressions"),
-                  ((outcome.run or {}).get("aggregate") or {}).get("regressions")):
-        n = _int(value)
-        if n is not None:
-            return str(n)
-    return "0"
-
-
-def pass_rate(outcome: Outcome) -> float | None:
-    gate, run = outcome.gate or {}, outcome.run or {}
-    value = _num(gate.get("passRate"))
-    if value is None:
-        value = _num((run.get("aggregate") or {}).get("passRate"))
-    return value
+pass_rate = hl.pass_rate
 
 
 def _baseline_facts(gate: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, str]]:
@@ -160,88 +150,53 @@ def policy_lines(policy_eval: Any) -> list[PolicyLine]:
             for r in policy_results(policy_eval)]
 
 
-def item_key(row: dict[str, Any]) -> str:
-    return str(row.get("datasetVersionItemId") or row.get("item_id") or row.get("itemId")
-               or row.get("id") or "?")
-
-
-def _regressed_ids(outcome: Outcome) -> set[str]:
-    regs = (outcome.comparison or {}).get("regressions")
-    ids = set()
-    for r in regs if isinstance(regs, list) else []:
-        if isinstance(r, dict):
-            ids.add(item_key(r))
-        elif isinstance(r, str):
-            ids.add(r)
-    return ids
-
-
-def _agent_problem(inv: Invocation | None) -> str:
-    if inv is None or inv.ok:
-        return ""
-    return f"agent: {inv.error or f'rc={inv.returncode}'}"
-
-
-def _digest(outcome: Outcome) -> ItemDigest | None:
-    """The digest the run's items were folded into, when the run object has none."""
-    has_items = isinstance((outcome.run or {}).get("items"), list)
-    return None if has_items else outcome.item_digest
-
-
-def item_verdicts(outcome: Outcome) -> list[ItemVerdict]:
-    """Every item of ``run.items`` (or the rows kept by ``outcome.item_digest``)."""
-    digest, listed = _digest(outcome), (outcome.run or {}).get("items")
-    rows = digest.rows if digest is not None else (listed if isinstance(listed, list) else [])
-    invs = {inv.item_id: inv for inv in outcome.invocations}
-    regressed = _regressed_ids(outcome)
-    out = []
-    for row in rows:
-        if not isinstance(row, dict):
-            continue
-        key = item_key(row)
-        passed = row.get("passed")
-        state = "pass" if passed is True else ("fail" if passed is False else "unscored")
-        reasons = []
-        for field in ("error", "reason"):
-            if isinstance(row.get(field), str) and row[field]:
-                reasons.append(row[field])
-        if isinstance(row.get("reasons"), list):
-            reasons.extend(str(r) for r in row["reasons"] if r)
-        if key in regressed:
-            reasons.insert(0, "regression: the baseline passed this item")
-        inv = invs.get(key)
-        if _agent_problem(inv):
-            reasons.append(_agent_problem(inv))
-        score = _num(row.get("score", row.get("avgScore")))
-        out.append(ItemVerdict(
-            item_id=key, input=str(row.get("input") or (inv.input if inv else "")), state=state,
-            score=score, reason="; ".join(dict.fromkeys(reasons)),
-            suite=str(row.get("gateName") or row.get("gateId") or ""),
-            duration_s=inv.duration_s if inv else None,
-        ))
-    return out
-
-
 def headline(outcome: Outcome, exit_code: int, verdict: str) -> str:
-    if outcome.interrupted:
-        return "Interrupted: the agents were stopped and the run was not gated."
-    if outcome.error:
-        return f"Run error: {outcome.error}"
-    rate = pct2(pass_rate(outcome))
-    regs = regressions_text(outcome)
-    regs_part = ("regressions not compared (no baseline)" if regs == NOT_COMPARED
-                 else f"{regs} regression(s)")
-    gate_ok = gate_passed(outcome) is True
-    if exit_code == 0 and verdict == "passed":
-        return f"Gate passed: pass rate {rate}, {regs_part}."
-    if exit_code == 0:
-        why = "the gate failed but --no-gate waived it" if not gate_ok else "with warnings"
-        return f"Gate passed ({why}): pass rate {rate}, {regs_part}."
-    reasons = [str(r) for r in (outcome.gate or {}).get("reasons") or []]
-    if gate_ok:
-        return f"Gate failed: a blocking policy rule failed (pass rate {rate}, {regs_part})."
-    first = f": {reasons[0]}" if reasons else ""
-    return f"Gate failed{first} (pass rate {rate}, {regs_part})."
+    """The headline alone (kept for callers that only want the sentence)."""
+    rows, _ = run_rows(outcome)
+    failures = agent_failures(outcome, rows)
+    text = failure_summary(failures, len(outcome.invocations))
+    items = item_verdicts(outcome, rows, failures)
+    return hl.headline(outcome, exit_code, verdict, failures, text,
+                       _net_regressions(outcome, failures, items))
+
+
+def _net_regressions(outcome: Outcome, failures: list[AgentFailure],
+                     items: list[ItemVerdict]) -> int | None:
+    """Regressions that are not agent failures (an agent that never answered is counted
+    once, as an agent failure); None when nothing was compared."""
+    count = hl.regression_count(outcome)
+    if count is None or not failures:
+        return count
+    failed = {i.item_id for i in items if i.status == "agent_failed"}
+    listed = (outcome.comparison or {}).get("regressions")
+    if isinstance(listed, list):
+        ids = [item_key(r) if isinstance(r, dict) else str(r) for r in listed]
+        return max(0, count - sum(1 for i in ids if i in failed))
+    return max(0, count - len(failed))  # no list: assume each was a regression
+
+
+ERROR_KINDS = (
+    ("HTTP 401", "Neens rejected the API key",
+     ["Check the `api-key` input (or `NEENS_API_KEY`): it must be a `nk_live_…` project key "
+      "of this Neens."]),
+    ("HTTP 403", "Neens refused the API key for this project",
+     ["Check that the `api-key` belongs to the project of the dataset."]),
+    ("connection refused", "Neens could not be reached",
+     ["Check the `base-url` input: it must be the API origin reachable from the runner.",
+      "Set `doctor: true` to check the connection before the run."]),
+    ("HTTP 404", "Neens does not know something this run names",
+     ["Check the `dataset` (or `gates`) input against the project in Neens."]),
+    ("timed out", "Neens did not answer in time",
+     ["Re-run the job; raise `poll-timeout` when scoring is slow."]),
+)
+
+
+def error_kind(message: str) -> tuple[str, list[str]]:
+    """(a short name for the error, "How to fix" bullets)."""
+    for needle, name, hints in ERROR_KINDS:
+        if needle in message:
+            return name, list(hints)
+    return "Run error", []
 
 
 def gate_fact(outcome: Outcome, server_passed: bool) -> str:
@@ -266,17 +221,31 @@ def build_eval_report(outcome: Outcome) -> Report:
         outcome.exit_code, outcome.build_verdict = decide(outcome)
     code, verdict = outcome.exit_code, outcome.build_verdict
     run, gate = outcome.run or {}, outcome.gate or {}
+    rows, digest = run_rows(outcome)
+    failures = agent_failures(outcome, rows)
+    failure_text = failure_summary(failures, len(outcome.invocations))
+    items = item_verdicts(outcome, rows, failures)
+    net = _net_regressions(outcome, failures, items)
     report = Report(kind="eval", title=f"Pre-prod eval {outcome.run_id or '(no run)'}",
-                    verdict=verdict, exit_code=code, headline=headline(outcome, code, verdict),
+                    verdict=verdict, exit_code=code,
+                    headline=hl.headline(outcome, code, verdict, failures, failure_text, net),
                     run_id=outcome.run_id, error=outcome.error)
-    if outcome.base_url and outcome.run_id:
-        report.run_url = f"{outcome.base_url.rstrip('/')}/preprod-evals/{outcome.run_id}"
+    report.agent_failures = failures
+    report.agent_total = len(outcome.invocations)
     report.warnings = list(dict.fromkeys(outcome.warnings))
+    if outcome.error:
+        kind, report.hints = error_kind(outcome.error)
+        report.headline = f"{kind}: the run did not finish, so nothing was gated."
+    else:
+        report.hints = failure_hints(failures, outcome.extra.get("timeout"))
     if outcome.gate is not None:
         completed, total = _int(run.get("completed")) or 0, _int(run.get("total")) or 0
+        regs = NOT_COMPARED if net is None else str(net)
         report.facts = [("status", str(run.get("status") or "n/a")),
                         ("scored", f"{completed}/{total}"),
-                        ("regressions", regressions_text(outcome))]
+                        ("regressions", regs)]
+        if failure_text:
+            report.facts.append(("agents", failure_text))
         report.facts += _baseline_facts(gate, outcome.run or {})
         report.gate_passed = gate_passed(outcome) is True
         report.facts += [("pass rate", pct2(pass_rate(outcome))),
@@ -284,22 +253,24 @@ def build_eval_report(outcome: Outcome) -> Report:
         for label, value in report.facts:
             if label == "WARNING" and value not in report.warnings:
                 report.warnings.insert(0, value)
-        report.reasons = [str(r) for r in gate.get("reasons") or [] if r is not None]
+        agent_only = bool(failures) and not net
+        report.reasons = [str(r) for r in gate.get("reasons") or [] if r is not None
+                          and not (agent_only and "regression" in str(r).lower())]
         table = gates_table(gate.get("gates") if isinstance(gate.get("gates"), list) else [])
         if table:
             report.tables.append(table)
+        report.header = hl.header(outcome, failure_text, net)
+        report.caveats = hl.caveats(outcome)
     report.policy = policy_lines(outcome.policy_eval)
-    report.items = item_verdicts(outcome)
-    digest = _digest(outcome)
+    report.items = items
     if digest is not None:
         report.items_total, report.items_not_passing = digest.total, digest.not_passing
     rate = pass_rate(outcome)
-    regs = regressions_text(outcome) if outcome.gate is not None else ""
     report.outputs = {
         "exit-code": str(code),
         "verdict": verdict,
         "run-id": outcome.run_id or "",
         "pass-rate": "" if rate is None else f"{rate:.4f}",
-        "regressions": "" if regs in ("", NOT_COMPARED) else regs,
+        "regressions": "" if outcome.gate is None or net is None else str(net),
     }
     return report

@@ -43,8 +43,6 @@ def _base(outcome: Outcome, title: str, headline: str) -> Report:
     report = Report(kind="eval", title=title, verdict=outcome.build_verdict,
                     exit_code=outcome.exit_code, headline=headline, run_id=outcome.run_id,
                     error=outcome.error, warnings=list(dict.fromkeys(outcome.warnings)))
-    if outcome.base_url and outcome.run_id:
-        report.run_url = f"{outcome.base_url.rstrip('/')}/preprod-evals/{outcome.run_id}"
     report.outputs = {"exit-code": str(outcome.exit_code), "verdict": outcome.build_verdict,
                       "run-id": outcome.run_id or "", "pass-rate": "", "regressions": ""}
     return report
@@ -90,6 +88,15 @@ def build_shard_report(outcome: Outcome) -> Report:
         if not outcome.error and not outcome.interrupted and outcome.run_id:
             report.facts.append(("next", _finish_cmd(outcome)))
     failed = [inv for inv in invs if not inv.ok]
+    rerun = str(outcome.extra.get("rerun") or "")
+    if rerun:
+        leg = f"shard {index}/{total}" if total > 1 else "the replay"
+        report.facts.append(("re-run", f"{leg}: {rerun}"))
+        report.hints = [f"Re-run {leg} once the agent is fixed: re-run this job (its matrix "
+                        f"leg / parallel job), or locally `{rerun}`.",
+                        f"Then finish the run once: `{_finish_cmd(outcome)}`."]
+        if not outcome.interrupted:
+            report.headline = report.headline.rstrip(".") + f"; re-run {leg}."
     if failed:
         rows = [[inv.item_id, inv.error or f"rc={inv.returncode}", f"{inv.duration_s:.1f}s"]
                 for inv in failed[:FAILED_ROWS]]

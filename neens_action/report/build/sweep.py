@@ -21,6 +21,7 @@ from typing import Any
 
 from neens_action.errors import EXIT_FAILED
 from neens_action.outcome import SweepOutcome
+from neens_action.report.build.sweep_saving import saving
 from neens_action.report.model import Chart, Report, Table
 from neens_action.verdict import SWEEP_TERMINAL as TERMINAL
 from neens_action.verdict import sweep_verdict
@@ -250,7 +251,7 @@ def verdict_parts(comparison: dict[str, Any]) -> dict[str, Any]:
         tables.append(Table(AGENTS_TABLE, list(AGENTS_COLUMNS), agent_rows))
     warnings = [warning_text(w) for w in comparison.get("warnings") or []]
     return {"facts": facts, "tables": tables, "notes": notes, "warnings": warnings,
-            "charts": arm_charts(arms)}
+            "charts": arm_charts(arms, _num(bar.get("passRate")))}
 
 
 def _verdict_notes(
@@ -294,7 +295,7 @@ def _verdict_notes(
     return notes
 
 
-def arm_charts(arms: list[dict[str, Any]]) -> list[Chart]:
+def arm_charts(arms: list[dict[str, Any]], bar: float | None = None) -> list[Chart]:
     """Pass rate (%) and cost per case (USD) per arm: two charts, two honest scales."""
     if not arms:
         return []
@@ -312,7 +313,8 @@ def arm_charts(arms: list[dict[str, Any]]) -> list[Chart]:
         cost_labels.append(label if usd is not None else f"{label} (unpriced)")
         costs.append(usd)
     return [
-        Chart("Pass rate per arm", rate_labels, {"pass rate": rates}, unit="%"),
+        Chart("Pass rate per arm", rate_labels, {"pass rate": rates}, unit="%",
+              bar=None if bar is None else round(bar * 100, 1)),
         Chart("Cost per case per arm", cost_labels, {"cost per case": costs}, unit="USD"),
     ]
 
@@ -374,6 +376,12 @@ def build_sweep_report(outcome: SweepOutcome) -> Report:
         report.charts = parts["charts"]
         if winner:
             report.facts.append(("winner", winner))
+            cheaper = saving(comparison, winner)
+            if cheaper:
+                report.facts.append(("saving", cheaper))
+                if "cheaper" not in report.headline:  # unless the server said it already
+                    report.headline = (report.headline.rstrip(". ") +
+                                       f" — {winner} is {cheaper.split(' (')[0]}")
         return report
     if sweep is not None:
         report.tables = [arms_table(sweep)]

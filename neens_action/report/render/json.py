@@ -1,9 +1,9 @@
 """The ``--json`` document of ``eval run`` / ``eval push`` (stdout, indented).
 
-Shape, version ``"format": 1`` (spec 10.6 keys, plus our extras marked *)::
+Shape, version ``"format": 2`` (spec 10.6 keys, plus our extras marked *)::
 
     {
-      "format": 1,                      * version of this document; bumped on breaking change
+      "format": 2,                      * version of this document; bumped on breaking change
       "mode": "run",                    * run | push | finish ...
       "runId": "ppr_…",                 "" when no run was created
       "exitCode": 0,                    0 passed, 1 gate failed, 2 run error, 130 interrupted
@@ -24,6 +24,9 @@ Shape, version ``"format": 1`` (spec 10.6 keys, plus our extras marked *)::
       "warnings": ["…"],                *
       "items": [{"itemId", "returncode", "durationS", "timedOut", "error",
                  "state", "score"}]     eval run only (state/score* from the scored run)
+      "report": {…}                     * the whole Report (report/serial.py): every
+                                          renderer's input, CI context and links included,
+                                          so ``neens report`` re-renders it (format 2)
     }
 
 The document never contains the API key or the agents' captured output.
@@ -36,9 +39,10 @@ import math
 from typing import Any
 
 from neens_action.outcome import Outcome
+from neens_action.report import serial
 from neens_action.report.model import Report
 
-FORMAT = 1
+FORMAT = 2  # 2: adds ``report`` (the rendered surfaces' input)
 
 
 def jsonable(value: Any) -> Any:
@@ -124,6 +128,7 @@ def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
                 "score": verdict.score if verdict else None,
             })
         doc["items"] = items
+    doc["report"] = serial.to_json(report)
     return jsonable(doc)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 from neens_action.report.model import Chart
 
@@ -26,9 +27,13 @@ def mermaid_text(text: object, limit: int = MAX_LABEL) -> str:
 
 
 def _number(value: float | None) -> str:
+    """Plain decimal notation with four significant digits (tiny costs stay non-zero)."""
     if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
         return "0"
-    text = f"{float(value):.6f}".rstrip("0").rstrip(".")
+    if value == 0:
+        return "0"
+    text = format(Decimal(f"{float(value):.4g}"), "f")
+    text = text.rstrip("0").rstrip(".") if "." in text else text
     return text if text not in ("", "-0") else "0"
 
 
@@ -45,18 +50,26 @@ def _axis_max(values: list[float | None], unit: str) -> str:
 def chart_to_mermaid(chart: Chart) -> str:
     """``xychart-beta`` source: title, x axis of labels, y axis with unit, one bar per series.
 
-    A missing value (no data / unpriced) is drawn as 0; the chart builder marks its label.
+    A label without any value (no data / unpriced) is left out; ``bar`` is a line.
     """
-    labels = ", ".join(f'"{mermaid_text(label)}"' for label in chart.labels)
-    values = [v for series in chart.series.values() for v in series]
+    # a label with no value in any series (no data, unpriced) is left out, never drawn as 0
+    keep = [i for i in range(len(chart.labels))
+            if any(i < len(s) and s[i] is not None for s in chart.series.values())]
+    names = [chart.labels[i] for i in keep]
+    series = {k: [v[i] if i < len(v) else None for i in keep] for k, v in chart.series.items()}
+    labels = ", ".join(f'"{mermaid_text(label)}"' for label in names)
+    values = [v for s in series.values() for v in s] + (
+        [chart.bar] if chart.bar is not None else [])
+    horizontal = " horizontal" if any(len(str(n)) > 12 for n in names) else ""
     y_title = "%" if chart.unit == "%" else mermaid_text(chart.unit or "value", 20)
     lines = [
-        "xychart-beta",
+        "xychart-beta" + horizontal,
         f'    title "{mermaid_text(chart.title, 80)}"',
         f"    x-axis [{labels}]",
         f'    y-axis "{y_title}" 0 --> {_axis_max(values, chart.unit)}',
     ]
-    for series in chart.series.values():
-        padded = list(series) + [None] * (len(chart.labels) - len(series))
-        lines.append("    bar [" + ", ".join(_number(v) for v in padded[: len(chart.labels)]) + "]")
+    for values_ in series.values():
+        lines.append("    bar [" + ", ".join(_number(v) for v in values_) + "]")
+    if chart.bar is not None and names:
+        lines.append("    line [" + ", ".join(_number(chart.bar) for _ in names) + "]")
     return "\n".join(lines) + "\n"

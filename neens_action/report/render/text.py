@@ -42,6 +42,48 @@ def _fact(label: str, value: str) -> str:
     return f"  {(label + ':').ljust(LABEL_WIDTH)}{clean(value)}"
 
 
+STATUS = {"regressed": "regressed", "failing": "failing as before",
+          "new": "failing (no baseline)", "fail": "failing",
+          "agent_failed": "agent failed", "unscored": "unscored"}
+STDERR_TAIL = 10
+
+
+def _items(report: Report) -> list[str]:
+    failed, count = report.failed_items, report.not_passing_count
+    if not failed:
+        return []
+    lines = [f"  items not passing ({count} of {report.item_count}):"]
+    for it in failed[:MAX_FAILED]:
+        score = f"  score {it.score:.2f}" if it.score is not None else ""
+        state = STATUS.get(it.status, it.state)
+        reason = f" — {clean(it.reason, 120)}" if it.reason else ""
+        lines.append(f"    ✗ {clean(it.item_id, 40)}  {state}{score}  "
+                     f"\"{clean(it.input, 60)}\"{reason}")
+        if it.expected and it.status != "agent_failed":
+            lines.append(f"        expected: {clean(it.expected, 100)}")
+        if it.answer and it.status != "agent_failed":
+            lines.append(f"        answer:   {clean(it.answer, 100)}")
+    shown = min(len(failed), MAX_FAILED)
+    if count > shown:
+        lines.append(f"    … and {count - shown} more (see --json)")
+    return lines
+
+
+def _agent_failures(report: Report) -> list[str]:
+    """The stderr tail of the first failing agents (issue 19), then how to fix it."""
+    shown = [f for f in report.agent_failures if f.stderr_tail.strip()][:3]
+    lines = []
+    for f in shown:
+        lines.append(f"  agent output of {clean(f.item_id, 40)} ({clean(f.detail, 60)}), "
+                     "last lines:")
+        tail = f.stderr_tail.splitlines()[-STDERR_TAIL:]
+        lines += [f"    | {clean(line, 200)}" for line in tail]
+    if report.agent_failures and report.hints:
+        lines.append("  how to fix:")
+        lines += [f"    - {clean(h)}" for h in report.hints]
+    return lines
+
+
 def render(report: Report) -> str:
     """The summary block; just the error line when nothing was gated (no facts)."""
     lines: list[str] = []
@@ -64,17 +106,8 @@ def render(report: Report) -> str:
             fails = sum(1 for p in report.policy if p.status == "fail")
             warns = sum(1 for p in report.policy if p.status == "warn")
             lines.append(_fact("policy", f"{fails} blocking failure(s), {warns} warning(s)"))
-        failed, count = report.failed_items, report.not_passing_count
-        if failed:
-            lines.append(f"  items not passing ({count} of {report.item_count}):")
-            for it in failed[:MAX_FAILED]:
-                score = f"  score {it.score:.2f}" if it.score is not None else ""
-                reason = f" — {clean(it.reason, 120)}" if it.reason else ""
-                lines.append(f"    ✗ {clean(it.item_id, 40)}  {it.state}{score}  "
-                             f"\"{clean(it.input, 60)}\"{reason}")
-            shown = min(len(failed), MAX_FAILED)
-            if count > shown:
-                lines.append(f"    … and {count - shown} more (see --json)")
+        lines += _items(report)
+        lines += _agent_failures(report)
         lines.append(_fact("verdict", f"{report.verdict} (exit {report.exit_code})"))
         lines.append(RULE)
     if report.error:

@@ -129,10 +129,15 @@ def test_github_action_pass_then_fail_updates_one_comment(sandbox: Sandbox, gh: 
     assert outputs["exit-code"] == "1" and outputs["verdict"] == "blocked"
     comments = gh.comments(7)
     assert len(comments) == 1 and "❌ Blocked" in comments[0]["body"]
-    assert "Failed items" in comments[0]["body"]
+    body = comments[0]["body"]
+    assert "Failing items" in body
+    # the evidence of a regressed item: the agent's actual answer and the expected output
+    row = next(line for line in body.splitlines() if line.startswith("| it\\_2 |"))
+    assert "Your refund of \\$20.99 for order 7 has been approved." in row
+    assert "| \\$19.99 |" in row and "✗ correctness" in row
     assert len(gh.calls("PATCH")) == 1
     summary = (tmp_path / "summary.md").read_text()
-    assert "#### Failed items" in summary
+    assert "#### Failing items" in summary
     _no_secret(sandbox.api_key, summary, comments[0]["body"],
                (tmp_path / "output.txt").read_text(), (ws / "neens-junit.xml").read_text())
     assert (second.stdout + second.stderr).count(sandbox.api_key) == 1
@@ -148,6 +153,27 @@ def test_github_bad_input_is_one_error_line(sandbox: Sandbox, gh: FakeGitHub,
     assert errors == ["::error title=neens input::min-pass-rate: must be at most 1, got 1.5"]
     assert "Traceback" not in proc.stderr
     assert gh.requests == []
+
+
+def test_github_rejected_key_names_the_input_not_the_flag(sandbox: Sandbox, gh: FakeGitHub,
+                                                          tmp_path: Path) -> None:
+    """The API's CLI wording (check --api-key / NEENS_API_KEY) reaches the Action user as
+    the api-key input: in the annotation, the job summary, the PR comment and the log."""
+    env = _github_env(sandbox, gh, tmp_path, "good")
+    env["INPUT_API-KEY"] = "nk_live_wrong_key_for_this_neens"
+    proc = _run(env, Path(env["GITHUB_WORKSPACE"]))
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    summary = (tmp_path / "summary.md").read_text()
+    body = gh.comments(7)[0]["body"]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and "HTTP 401" in errors[0], proc.stderr
+    log = proc.stderr.replace("::add-mask::nk_live_wrong_key_for_this_neens", "")
+    for text in (errors[0], summary, body, log):
+        assert "--api-key" not in text and "nk_live_wrong_key" not in text, text
+    assert "check the api-key input" in errors[0]
+    assert "check the api-key input" in summary and "check the api-key input" in body
+    assert "Check the \\`api-key\\` input" not in summary  # How to fix, as code, unescaped
+    assert "> - Check the `api-key` input" in summary
 
 
 def test_github_install_failure_is_published_as_an_error(sandbox: Sandbox, gh: FakeGitHub,
@@ -215,3 +241,17 @@ def test_arguments_run_the_neens_cli(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, cwd=tmp_path,
                           env={k: v for k, v in os.environ.items() if not k.startswith("NEENS_")})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_github_action_crashing_agents_are_agent_failures(sandbox: Sandbox, gh: FakeGitHub,
+                                                          tmp_path: Path) -> None:
+    env = _github_env(sandbox, gh, tmp_path, "good")
+    ws = Path(env["GITHUB_WORKSPACE"])
+    assert _run(env, ws).returncode == 0  # a baseline every item passed
+    env = _github_env(sandbox, gh, tmp_path, "crash")
+    crashed = _run(env, ws)
+    assert crashed.returncode == 1, crashed.stderr[-3000:]
+    body = gh.comments(7)[0]["body"]
+    assert "6 of 6 agents crashed (exit code 3)" in body
+    assert "regression" not in body.lower()
+    assert "agent: crashing on purpose" in (tmp_path / "summary.md").read_text()

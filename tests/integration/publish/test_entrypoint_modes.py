@@ -168,7 +168,7 @@ def test_push_mode_with_a_policy_file_passes_then_blocks(world: Sandbox, gh: Fak
     assert run["ciResult"]["policy"]["overridden"] is True
     assert "::error title=Neens policy::" in second.stderr
     assert job.summary.startswith("### ❌ Blocked")
-    assert "FAIL" in job.summary.split("#### Policy rules", 1)[1]
+    assert "| block | fail |" in job.summary.split("#### Policy rules", 1)[1]
     comments = gh.comments(7)
     assert len(comments) == 1 and "❌ Blocked" in comments[0]["body"]
     assert len(gh.calls("PATCH")) == 1
@@ -211,7 +211,7 @@ def test_stress_mode_tables_per_failure_mode_then_reuses_the_suite(
     assert (out["exit-code"], out["verdict"], out["suite-id"]) == ("1", "blocked", suite_id)
     assert "Created scenario suite" not in second.stderr
     assert "| Wrong refund amount (fm\\_refund) | 2 | 0 | 2 | 0 | 0% (0/2) |" in job.summary
-    assert "#### Failed items (2 of 3)" in job.summary
+    assert "#### Failing items (2 of 3)" in job.summary
     assert len(gh.comments(7)) == 1 and "❌ Blocked" in gh.comments(7)[0]["body"]
 
 

@@ -254,6 +254,16 @@ def test_run_accepts_gates_without_a_dataset_and_the_policy_inputs(tmp_path: Pat
     assert plan.job == "run" and plan.policy is not None
 
 
+def test_ui_url_input_reaches_the_settings(tmp_path: Path) -> None:
+    template = "https://app.example/runs/{run_id}?item={item_id}"
+    for env in (_github(mode="run", command="a", dataset="ds", ui_url=template),
+                {**_github(mode="run", command="a", dataset="ds"), "NEENS_UI_URL": template}):
+        assert run_mode.plan_run(_ctx(env, tmp_path)).settings.ui_url == template
+    line = _error_line(_github(mode="push", agent_connection="c", dataset="ds",
+                               ui_url="https://app.example/runs/{id}"))
+    assert line == "ui-url: knows the variables {run_id} and {item_id}, not {id}", line
+
+
 def test_policy_override_inputs_alone_make_a_policy(tmp_path: Path) -> None:
     ctx = _ctx(_github(max_latency_delta_pct="25"), tmp_path)
     policy = ci_modes.policy_from_inputs(ctx)

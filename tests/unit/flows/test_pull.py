@@ -230,6 +230,25 @@ def test_policy_fetches_comparison_and_metrics_and_degrades():
     assert o.policy_identity == {"name": None, "sha256": None, "overridden": True}
 
 
+def test_a_failing_item_fetches_the_comparison_without_a_policy():
+    """Not for the verdict: the evidence tells regressed from failing-as-before items."""
+    ok = FakeClient()
+    run_pull(settings(run_id="r", version_label="v"), client=ok, world=world())
+    assert "get_comparison" not in ok.names()  # every item passed: nothing to explain
+    failing = FakeClient(gate={"passed": True, "passRate": 0.5, "regressions": 0})
+    o = run_pull(settings(run_id="r", version_label="v"), client=failing, world=world())
+    assert "get_comparison" in failing.names() and "get_metrics" not in failing.names()
+    assert o.comparison == {"regressions": [], "baseline": {"compared": True}}
+    down = FakeClient(gate={"passed": False, "passRate": 0.5, "regressions": None},
+                      fail={"get_comparison": NeensApiError("GET failed: HTTP 503", status=503)})
+    w = world()
+    o = run_pull(settings(run_id="r", version_label="v"), client=down, world=w)
+    assert o.error is None and o.comparison is None
+    assert ("neens: warning: could not fetch the comparison (GET failed: HTTP 503); failing "
+            "items are not told apart as regressed or failing as before") in w.err.getvalue()
+    assert o.warnings[-1].startswith("could not fetch the comparison")
+
+
 def test_agent_failures_do_not_stop_the_run():
     c = FakeClient()
     s = settings(run_id="r", version_label="v")

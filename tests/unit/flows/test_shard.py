@@ -184,6 +184,7 @@ def test_shard_replays_only_its_share_and_never_starts(tmp_path):
     assert doc["shard"] == {"index": 2, "total": 3, "items": 3, "totalItems": 9}
     assert doc["next"]["finish"] == "neens eval run --run-id r1 --finish"
     assert "--finish" in w.err.getvalue()
+    assert "rerun" not in outcome.extra and not report.hints  # nothing to re-run
 
 
 def test_shard_where_every_agent_fails_is_a_run_error():
@@ -193,6 +194,20 @@ def test_shard_where_every_agent_fails_is_a_run_error():
     outcome = shard.run_shard(s, client=client, world=world())
     assert "every agent invocation of shard 1/2 failed (first: rc=3)" in outcome.error
     assert decide_step(outcome) == (2, "errored")
+    # the report names the leg to re-run and how, on every surface
+    report = build_shard_report(outcome)
+    rerun = f"neens eval run --run-id r1 --shard 1/2 -- {PY} -c 'raise SystemExit(3)'"
+    assert ("re-run", f"shard 1/2: {rerun}") in report.facts
+    assert report.headline == "Replaying shard 1/2 failed; re-run shard 1/2."
+    assert report.hints[0].startswith("Re-run shard 1/2 once the agent is fixed: re-run this "
+                                      "job") and f"`{rerun}`" in report.hints[0]
+    assert "`neens eval run --run-id r1 --finish`" in report.hints[1]
+    from neens_action.report.render.markdown import render_summary
+    from neens_action.report.render.text import render
+
+    md = render_summary(report)
+    assert "> **How to fix**" in md and "shard 1/2" in md
+    assert "re-run:" in render(report) and "--shard 1/2" in render(report)
 
 
 def test_shard_refuses_a_finished_run():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from neens_action.report.model import Chart, ItemVerdict, PolicyLine, Report, Table
 
-RUN_URL = "https://neens.example.com/preprod-evals/ppr_123"
+RUN_URL = "https://app.example/runs/ppr_123"
 
 HOSTILE = (
     "| a | b |<script>alert(1)</script> @octocat #12 ::error::pwned `rm -rf` **bold** "
@@ -60,7 +60,7 @@ def failed() -> Report:
         exit_code=1,
         headline="The gate failed: 1 regression, pass rate 33.33% below 90.00%.",
         run_id="ppr_124",
-        run_url="https://neens.example.com/preprod-evals/ppr_124",
+        run_url="https://app.example/runs/ppr_124",
         facts=[
             ("status", "completed_with_regressions"),
             ("scored", "2/3"),
@@ -109,7 +109,7 @@ def no_baseline() -> Report:
     r = passed()
     r.title = "Pre-prod eval ppr_126"
     r.run_id = "ppr_126"
-    r.run_url = "https://neens.example.com/preprod-evals/ppr_126"
+    r.run_url = "https://app.example/runs/ppr_126"
     r.verdict = "warned"
     r.headline = "The gate passed, but nothing was compared with a baseline."
     r.facts = [

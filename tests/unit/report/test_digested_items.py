@@ -42,8 +42,8 @@ def test_text_counts_every_item_of_a_digested_run():
 def test_markdown_counts_every_item_of_a_digested_run():
     digested = build_eval_report(outcome(300, 0, digested=True))
     body = markdown.render_summary(digested)
-    assert "#### Failed items (300 of 300)" in body
-    assert "_…and 280 more failed item(s)" in body
+    assert "#### Failing items (300 of 300)" in body
+    assert "_…and 280 more failing item(s)" in body
 
 
 def test_a_digest_of_a_passing_run_lists_nothing():

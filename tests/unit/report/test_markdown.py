@@ -50,21 +50,21 @@ def test_headline_verdicts() -> None:
 
 def test_summary_shows_gate_facts_items_and_link() -> None:
     text = markdown.render_summary(samples.failed())
-    assert "[ppr\\_124](https://neens.example.com/preprod-evals/ppr_124)" in text
-    assert "| **regressions** | 1 |" in text
-    assert "| **baseline** | run ppr\\_100 — branch:main |" in text
-    assert "#### Failed items (2 of 3)" in text
-    assert "| it\\_2 | fail | 0.25 | Refund for order 7 (\\$7.50)? |" in text
-    assert "| it\\_3 | unscored | — | Cancel my subscription | no trace captured |" in text
-    assert "- regressions 1 &gt; max\\_regressions 0" in text
+    assert "[ppr\\_124](https://app.example/runs/ppr_124)" in text
+    assert "| **Regressions** | 1 |" in text
+    assert "| **Baseline** | run ppr\\_100 — branch:main |" in text
+    assert "#### Failing items (2 of 3)" in text
+    assert "| it\\_2 | fail | 0.25/1 | — | Refund for order 7 (\\$7.50)? |" in text
+    assert "| it\\_3 | unscored | — | — | Cancel my subscription | — | no trace captured |" in text
+    assert "- regressions 1 (max 0)" in text  # the server's reason in the report's units
     assert "#### Policy rules" in text
 
 
 def test_error_outcome_has_caution_and_no_run_link() -> None:
     text = markdown.render_summary(samples.errored())
     assert "> [!CAUTION]" in text
-    assert "**Run error:** scoring did not finish" in text
-    assert "| **run** | ppr\\_125 |" in text  # no base URL known: plain text, no link
+    assert "> scoring did not finish" in text
+    assert "| **Run** | ppr\\_125 |" in text  # no base URL known: plain text, no link
 
 
 def test_hostile_text_is_inert() -> None:
@@ -80,7 +80,7 @@ def test_hostile_text_is_inert() -> None:
     for line in text.splitlines():
         if line.startswith("| it"):
             cells = re.split(r"(?<!\\)\|", line)
-            assert len(cells) == 2 + 6, line  # Item Suite State Score Input Reason
+            assert len(cells) == 2 + 8, line  # Item Suite State Score Judges Input Exp. Answer
     # the item text never spans lines, so '::' commands cannot start a line
     assert not any(line.startswith("::") for line in text.splitlines())
 
@@ -88,9 +88,9 @@ def test_hostile_text_is_inert() -> None:
 def test_failed_item_rows_are_capped_with_a_note() -> None:
     report = samples.hostile(n_items=60)
     comment = markdown.render_comment(report, marker=MARK)
-    assert "…and 35 more failed item(s)" in comment
+    assert "…and 50 more failing item(s)" in comment
     summary = markdown.render_summary(report)
-    assert "more failed item" not in summary
+    assert "more failing item" not in summary
 
 
 def _huge(rows: int) -> object:
@@ -121,7 +121,10 @@ def test_summary_custom_limit_never_splits_a_character() -> None:
 
 
 def test_comment_truncated_at_65536_chars() -> None:
-    text = markdown.render_comment(_huge(400), marker=MARK)
+    report = _huge(400)
+    report.kind = "stress"  # eval comments leave the tables to the summary
+    report.tables[-1].rows = [[c[0] * 3, c[1]] for c in report.tables[-1].rows]
+    text = markdown.render_comment(report, marker=MARK)
     assert len(text) <= markdown.COMMENT_LIMIT_CHARS
     assert len(text) > markdown.COMMENT_LIMIT_CHARS - 1000
     assert text.startswith(MARK)
@@ -139,14 +142,14 @@ def test_chart_is_rendered_as_mermaid() -> None:
     block = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
     assert block.startswith("xychart-beta")
     assert "`" not in block and "<" not in block
-    assert "Missing values are drawn as 0." in text
+    assert "Not drawn (no value, never shown as 0)" in text
 
 
 def test_sweep_report_names_the_sweep_and_its_verdict_notes() -> None:
     report = samples.passed()
     report.kind, report.run_id, report.reasons = "sweep", "msw-1", ["tied with the winner: big"]
     text = markdown.render_summary(report)
-    assert "| **sweep** | " in text and "| **run** |" not in text
+    assert "| **Sweep** | " in text and "| **Run** |" not in text
     assert "**Verdict notes**" in text and "**Gate reasons**" not in text
 
 

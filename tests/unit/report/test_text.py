@@ -47,6 +47,7 @@ Pre-prod eval ppr_1
   status:      completed_with_regressions
   scored:      3/3
   regressions: 1
+  agents:      1 of 3 agents crashed (exit code 3), 1 agent exported no trace
   baseline:    run ppr_0 — branch:main: newest passing run on 'main'
   note:        the baseline matched 2 of 3 items; regressions and the pass-rate delta cover only the matched items
   pass rate:   66.67%
@@ -58,8 +59,11 @@ Pre-prod eval ppr_1
     FM: Leaks internal notes and more and more …  no        n/a        70%        0/4     NO DATA (not enforced)
   eval gates:  0/2 passed, 1 enforced gate(s) failing the build
   items not passing (2 of 3):
-    ✗ it_2  fail  score 0.25  "Wrong [31m prompt" — regression: the baseline passed this item; correctness 0.00: expected '$50.00'; agent: rc=3
-    ✗ it_3  unscored  "Never traced" — no trace captured
+    ✗ it_2  regressed  score 0.25  "Wrong [31m prompt" — agent crashed (exit code 3); correctness 0.00: expected '$50.00'
+    ✗ it_3  agent failed  "Never traced" — no trace captured
+  how to fix:
+    - Run the `command` locally with one item's prompt on stdin to see why it exits non-zero (its last output lines are shown with the failure).
+    - Check that the agent exports OpenTelemetry traces to the Neens OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`) and flushes them before it exits; set `doctor: true` to check the set-up before the run.
   verdict:     blocked (exit 1)
 ============================================================"""  # noqa: E501
 
@@ -78,7 +82,8 @@ def test_summary_golden():
     report = build_eval_report(failing_outcome())
     assert render(report) == EXPECTED
     assert report.verdict == "blocked" and report.exit_code == 1
-    assert report.headline.startswith("Gate failed: regressions 1 > 0")
+    assert report.headline == ("Blocked: 1 of 3 agents crashed (exit code 3), 1 agent exported"
+                               " no trace; regressions 1 (max 0).")
     assert report.outputs == {"exit-code": "1", "verdict": "blocked", "run-id": "ppr_1",
                               "pass-rate": "0.6667", "regressions": "1"}
     assert [i.state for i in report.items] == ["pass", "fail", "unscored"]
@@ -135,7 +140,8 @@ def test_policy_lines():
         in text
     assert "    [BLOCK] abs_failures (obs=4 vs 3) — fail: 4 > 3" in text
     assert "  policy:      1 blocking failure(s), 1 warning(s)" in text
-    assert report.exit_code == 1 and "blocking policy rule" in report.headline
+    assert report.exit_code == 1
+    assert report.headline == "Blocked by policy: abs failures 4 (max 3)."
     doc = eval_document(o, report)
     assert doc["policyEval"]["blocked"] is True
 
@@ -154,7 +160,7 @@ def test_json_document_shape():
     o.ci_result_reported = True
     report = build_eval_report(o)
     doc = json.loads(dumps(eval_document(o, report)))
-    assert doc["format"] == 1 and doc["runId"] == "ppr_1" and doc["exitCode"] == 1
+    assert doc["format"] == 2 and doc["runId"] == "ppr_1" and doc["exitCode"] == 1
     assert doc["gatePassed"] is False and doc["error"] is None
     assert doc["gates"] == GATE["gates"] and doc["drift"] == [] and doc["gatesPolicy"] is None
     assert "policyEval" not in doc

@@ -120,3 +120,12 @@ def test_workers_setting():
                            "--workers 2 runs 2 item(s) at a time: leave out --concurrency")):
         with pytest.raises(UsageError, match=needle.replace("(", r"\(").replace(")", r"\)")):
             make(run_id="r", command=["a"], **flags).validate()
+
+
+def test_ui_url_flag_or_variable_checked_before_any_request():
+    env = {"NEENS_UI_URL": "https://env.example/runs/{run_id}"}
+    assert make(env, run_id="r").validate().ui_url == "https://env.example/runs/{run_id}"
+    flag = "https://flag.example/runs/{run_id}?item={item_id}"
+    assert make(env, run_id="r", ui_url=flag).validate().ui_url == flag
+    with pytest.raises(UsageError, match=r"--ui-url must contain \{run_id\}"):
+        make({"NEENS_UI_URL": "https://app.example/runs"}, run_id="r").validate()

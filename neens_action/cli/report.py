@@ -1,0 +1,67 @@
+"""``neens report RESULT.json --format markdown|comment|text|junit``: re-render a saved result.
+
+The JSON result (``--json``, the CI step's ``result-file``) carries the whole report, CI
+context and links included, so this needs neither a CI environment nor a server:
+``--format markdown`` prints the job summary byte for byte as the CI step wrote it,
+``comment`` the PR/MR comment, ``text`` the console summary, ``junit`` the JUnit XML.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from neens_action.errors import EXIT_ERROR
+
+FORMATS = ("markdown", "comment", "text", "junit")
+PREVIEW_MARKER = "<!-- neens-eval-action preview -->"
+
+
+@click.command("report")
+@click.argument("result", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown",
+              show_default=True, help="Which surface to render.")
+def report_command(result: Path, fmt: str) -> None:
+    """Re-render a saved JSON result (preview the PR comment, rebuild the job summary)."""
+    from neens_action.report.serial import from_json
+
+    try:
+        doc = json.loads(result.read_text(encoding="utf-8"))
+        saved = doc.get("report") if isinstance(doc, dict) else None
+        if saved is None:
+            raise ValueError("it has no `report` (written by neens-action before format 2?)")
+        report = from_json(saved)
+    except (OSError, ValueError, TypeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        click.echo(f"neens: error: cannot read {result} as a Neens result: {reason}",
+                   err=True)
+        sys.exit(EXIT_ERROR)
+    sys.stdout.write(render(report, fmt))
+
+
+def render(report: object, fmt: str) -> str:
+    from neens_action.report.model import Report
+
+    assert isinstance(report, Report)
+    if fmt == "markdown":
+        from neens_action.report.render.markdown import render_summary
+
+        return render_summary(report)
+    if fmt == "comment":
+        from neens_action.report.render.markdown import render_comment
+
+        return render_comment(report, marker=PREVIEW_MARKER)
+    if fmt == "text":
+        from neens_action.report.render.text import render as render_text
+
+        return render_text(report).lstrip("\n") + "\n"
+    from neens_action.report.render import junit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "junit.xml"
+        junit.write(report, str(path))
+        return path.read_text(encoding="utf-8")

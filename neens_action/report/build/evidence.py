@@ -1,0 +1,225 @@
+"""Why each item failed: the evidence a reviewer needs, taken from the run's own rows.
+
+For every item of ``run.items`` (or of the streamed digest): the expected output, the agent's
+answer, each judge's score, the baseline's result for that item, and a state (``regressed``,
+``failing`` as before, ``new`` without a baseline verdict, ``fail`` when the comparison
+cannot tell, ``agent_failed``, ``unscored``). Agent
+invocations that crashed, timed out or exported no trace become :class:`AgentFailure` rows,
+counted apart from regressions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neens_action.items import ItemDigest
+from neens_action.outcome import Invocation, Outcome
+from neens_action.report.fmt import finite, number
+from neens_action.report.model import AgentFailure, ItemVerdict, JudgeScore
+
+JUDGE_PASS_MARK = 0.7  # spec: an item passes when the mean of its judge scores is >= 0.7
+NO_TRACE = "no trace captured"
+STDERR_LINES = 20
+STDERR_CHARS = 2000
+
+
+def item_key(row: dict[str, Any]) -> str:
+    return str(row.get("datasetVersionItemId") or row.get("item_id") or row.get("itemId")
+               or row.get("id") or "?")
+
+
+def _baseline_results(outcome: Outcome) -> tuple[dict[str, dict[str, Any]], bool]:
+    """Item id -> the comparison's regression entry, and whether a baseline was compared."""
+    cmp = outcome.comparison or {}
+    entries: dict[str, dict[str, Any]] = {}
+    for r in cmp.get("regressions") if isinstance(cmp.get("regressions"), list) else []:
+        if isinstance(r, dict):
+            entries[item_key(r)] = r
+        elif isinstance(r, str):
+            entries[r] = {}
+    base = (outcome.gate or {}).get("baseline")
+    base = base if isinstance(base, dict) else (cmp.get("baseline") or {})
+    compared = base.get("compared") is True or bool(entries)
+    return entries, compared
+
+
+def _as_before(outcome: Outcome, rows: list[dict[str, Any]], regressed: set[str]) -> bool | None:
+    """Whether the failing items that did not regress were failing in the baseline too:
+    True (all of them), False (none had a baseline verdict), None (cannot tell per item).
+
+    E8 names only the regressed items; the rest follows from the match: a full match means
+    every item had a baseline verdict; otherwise the matrix's fail->fail count tells."""
+    cmp = outcome.comparison
+    if not isinstance(cmp, dict):
+        return None
+    base = cmp.get("baseline") if isinstance(cmp.get("baseline"), dict) else {}
+    if base.get("compared") is False:
+        return False
+    matched, total = base.get("matchedItems"), base.get("totalItems")
+    if isinstance(matched, int) and isinstance(total, int) and matched >= total > 0:
+        return True
+    matrix = cmp.get("matrix") if isinstance(cmp.get("matrix"), dict) else {}
+    before_failed = sum(v for k, v in matrix.items() if k.startswith("fail")
+                        and k != "failPass" and isinstance(v, int) and not isinstance(v, bool))
+    failing = sum(1 for r in rows if r.get("passed") is not True and item_key(r) not in regressed)
+    if not matrix or not failing:
+        return None
+    if before_failed == 0:
+        return False
+    return True if before_failed == failing else None
+
+
+def _judges(row: dict[str, Any]) -> list[JudgeScore]:
+    scores = row.get("scores")
+    out = []
+    if isinstance(scores, dict):
+        for name, value in scores.items():
+            n = finite(value)
+            out.append(JudgeScore(str(name), n, None if n is None else n >= JUDGE_PASS_MARK))
+    elif isinstance(scores, list):
+        for s in scores:
+            if isinstance(s, dict):
+                n = finite(s.get("score"))
+                passed = s.get("passed") if isinstance(s.get("passed"), bool) else (
+                    None if n is None else n >= JUDGE_PASS_MARK)
+                out.append(JudgeScore(str(s.get("name") or s.get("metric") or "?"), n, passed))
+    return out
+
+
+def agent_failure(inv: Invocation) -> AgentFailure | None:
+    """The class of an invocation that did not succeed (None when it did)."""
+    if inv.ok:
+        return None
+    tail = "\n".join(inv.output.splitlines()[-STDERR_LINES:])[-STDERR_CHARS:]
+    if inv.timed_out:
+        detail = (inv.error or "timed out").replace("timed out ", "")
+        return AgentFailure(inv.item_id, "timed_out", detail, inv.returncode, tail)
+    if inv.returncode is None:
+        return AgentFailure(inv.item_id, "launch_failed", inv.error or "did not start",
+                            None, tail)
+    if inv.error and inv.error.startswith("not run"):
+        return AgentFailure(inv.item_id, "not_run", inv.error, inv.returncode, tail)
+    return AgentFailure(inv.item_id, "crashed", f"exit code {inv.returncode}",
+                        inv.returncode, tail)
+
+
+def agent_failures(outcome: Outcome, rows: list[dict[str, Any]]) -> list[AgentFailure]:
+    """Crashed / timed-out agents, then items whose agent exited 0 but left no trace."""
+    failures = [f for f in (agent_failure(inv) for inv in outcome.invocations) if f]
+    failed_ids = {f.item_id for f in failures}
+    for row in rows:
+        key = item_key(row)
+        if key in failed_ids or row.get("passed") is not None:
+            continue
+        if row.get("captured") is False or str(row.get("error") or "") == NO_TRACE:
+            failures.append(AgentFailure(key, "no_trace", NO_TRACE))
+    return failures
+
+
+def run_rows(outcome: Outcome) -> tuple[list[dict[str, Any]], ItemDigest | None]:
+    """The run's item rows (or the digest's kept rows) and the digest when there is one."""
+    listed = (outcome.run or {}).get("items")
+    if isinstance(listed, list):
+        return [r for r in listed if isinstance(r, dict)], None
+    digest = outcome.item_digest
+    if digest is None:
+        return [], None
+    return [r for r in digest.rows if isinstance(r, dict)], digest
+
+
+def _reason(row: dict[str, Any]) -> str:
+    reasons = [row[f] for f in ("error", "reason") if isinstance(row.get(f), str) and row[f]]
+    if isinstance(row.get("reasons"), list):
+        reasons.extend(str(r) for r in row["reasons"] if r)
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
+                  failures: list[AgentFailure]) -> list[ItemVerdict]:
+    """Every row as an ItemVerdict with its evidence and state."""
+    invs = {inv.item_id: inv for inv in outcome.invocations}
+    by_agent = {f.item_id: f for f in failures}
+    regressed, compared = _baseline_results(outcome)
+    before = _as_before(outcome, rows, set(regressed))
+    out = []
+    for row in rows:
+        key = item_key(row)
+        passed = row.get("passed")
+        state = "pass" if passed is True else ("fail" if passed is False else "unscored")
+        reason = _reason(row)
+        inv, agent = invs.get(key), by_agent.get(key)
+        if agent is not None:
+            what = {"crashed": "agent crashed", "timed_out": "agent timed out",
+                    "no_trace": "no trace captured"}.get(agent.kind, "agent failed")
+            what = what if agent.kind == "no_trace" else f"{what} ({agent.detail})"
+            reason = "; ".join(dict.fromkeys(p for p in (what, reason) if p))
+        if agent is not None and state == "unscored":
+            status = "agent_failed"  # never answered: an agent failure, not a regression
+        elif key in regressed:
+            status = "regressed"
+        elif state == "pass":
+            status = ""
+        elif state == "unscored":
+            status = "unscored"
+        elif not compared or before is False:
+            status = "new"  # no baseline verdict for this item
+        else:
+            status = "failing" if before else "fail"  # fail: cannot tell what it was before
+        entry = regressed.get(key, {})
+        baseline = str(entry.get("before") or ("pass" if key in regressed else
+                                               ("fail" if status == "failing" else "")))
+        answer = row.get("output")
+        expected = row.get("expectedOutput", row.get("expected_output"))
+        out.append(ItemVerdict(
+            item_id=key, input=str(row.get("input") or (inv.input if inv else "")), state=state,
+            score=finite(row.get("score", row.get("avgScore"))), reason=reason,
+            suite=str(row.get("gateName") or row.get("gateId") or ""),
+            duration_s=inv.duration_s if inv else None, status=status,
+            expected=expected if isinstance(expected, str) else "",
+            answer=answer if isinstance(answer, str) else "",
+            judges=_judges(row), baseline=baseline,
+            baseline_score=finite(entry.get("beforeScore", entry.get("baselineScore"))),
+        ))
+    return out
+
+
+def failure_summary(failures: list[AgentFailure], total: int) -> str:
+    """``6 of 6 agents crashed (exit code 3)`` / ``2 agents timed out (after 60s), ...``."""
+    groups: dict[str, list[AgentFailure]] = {}
+    for f in failures:
+        groups.setdefault(f.kind, []).append(f)
+    parts = []
+    of = f" of {total}" if total else ""
+    for kind, rows in groups.items():
+        n = len(rows)
+        noun = "agent" if n == 1 and not of else "agents"
+        details = sorted({r.detail for r in rows})
+        shown = ", ".join(details[:3]) + (", …" if len(details) > 3 else "")
+        if kind == "crashed":
+            parts.append(f"{n}{of} {noun} crashed ({shown})")
+        elif kind == "timed_out":
+            parts.append(f"{n}{of} {noun} timed out ({shown})")
+        elif kind == "no_trace":
+            parts.append(f"{n}{of} {noun} exported no trace")
+        elif kind == "not_run":
+            parts.append(f"{n}{of} {noun} not run")
+        else:
+            parts.append(f"{n}{of} {noun} failed to start")
+        of = ""
+    return ", ".join(parts)
+
+
+def failure_hints(failures: list[AgentFailure], timeout: object = None) -> list[str]:
+    kinds = {f.kind for f in failures}
+    hints = []
+    if "crashed" in kinds or "launch_failed" in kinds:
+        hints.append("Run the `command` locally with one item's prompt on stdin to see why "
+                     "it exits non-zero (its last output lines are shown with the failure).")
+    if "timed_out" in kinds:
+        limit = f" (now {number(timeout, 0)} s)" if finite(timeout) is not None else ""
+        hints.append(f"Raise the `timeout` input{limit} or make the agent answer faster.")
+    if "no_trace" in kinds:
+        hints.append("Check that the agent exports OpenTelemetry traces to the Neens OTLP "
+                     "endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`) and flushes them before it "
+                     "exits; set `doctor: true` to check the set-up before the run.")
+    return hints

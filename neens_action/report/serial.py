@@ -1,0 +1,61 @@
+"""A :class:`Report` as JSON and back, so a saved result re-renders every surface.
+
+The JSON result file (``neens-result.json``) carries ``report`` (this document); ``neens
+report RESULT.json`` reads it back and renders the job summary byte for byte as the CI step
+wrote it, with no CI environment and no server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import Any
+
+from neens_action.report.model import (
+    AgentFailure,
+    Chart,
+    ItemVerdict,
+    JudgeScore,
+    PolicyLine,
+    Report,
+    Table,
+)
+
+REPORT_FORMAT = 1
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    doc = asdict(report)
+    doc["facts"] = [list(f) for f in report.facts]
+    doc["header"] = [list(h) for h in report.header]
+    return {"format": REPORT_FORMAT, **doc}
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    return [(str(a), str(b)) for a, b in value or []]
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _item(data: dict[str, Any]) -> ItemVerdict:
+    values = _known(ItemVerdict, data)
+    values["judges"] = [JudgeScore(**_known(JudgeScore, j)) for j in data.get("judges") or []]
+    return ItemVerdict(**values)
+
+
+def from_json(doc: dict[str, Any]) -> Report:
+    """The Report saved by :func:`to_json` (unknown keys are ignored)."""
+    if not isinstance(doc, dict) or "verdict" not in doc or "kind" not in doc:
+        raise ValueError("not a saved report (no kind/verdict)")
+    values = _known(Report, doc)
+    values["facts"] = _pairs(doc.get("facts"))
+    values["header"] = _pairs(doc.get("header"))
+    values["tables"] = [Table(**_known(Table, t)) for t in doc.get("tables") or []]
+    values["policy"] = [PolicyLine(**_known(PolicyLine, p)) for p in doc.get("policy") or []]
+    values["items"] = [_item(i) for i in doc.get("items") or []]
+    values["charts"] = [Chart(**_known(Chart, c)) for c in doc.get("charts") or []]
+    values["agent_failures"] = [AgentFailure(**_known(AgentFailure, a))
+                                for a in doc.get("agent_failures") or []]
+    return Report(**values)
