@@ -83,7 +83,8 @@ def serve_command(
     score_delay: float, chaos: float, chaos_seed: int | None, chaos_kinds: str,
     push_async: bool, finish_on_ingest: bool,
 ) -> int:
-    """Serve the Neens API (and the OTLP receiver at /v1/traces) from a SQLite file."""
+    """Serve the Neens API (and the OTLP receiver at /v1/traces, /v1/logs, /v1/metrics) from a
+    SQLite file."""
     from neens_sandbox.app import build_server
     from neens_sandbox.context import Context, Options
     from neens_sandbox.db import Database

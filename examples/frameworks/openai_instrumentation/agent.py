@@ -55,9 +55,10 @@ def main() -> int:
         )
         print(reply.choices[0].message.content)
     finally:
-        # Nothing is sent unless the providers flush before the process exits.
-        tracer_provider.shutdown()
+        # Nothing is sent unless the providers flush before the process exits. Logs first:
+        # the content is there before the span that completes the item's trace.
         logger_provider.shutdown()
+        tracer_provider.shutdown()
         meter_provider.shutdown()
     return 0
 
