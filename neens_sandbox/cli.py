@@ -83,7 +83,8 @@ def serve_command(
     score_delay: float, chaos: float, chaos_seed: int | None, chaos_kinds: str,
     push_async: bool, finish_on_ingest: bool,
 ) -> int:
-    """Serve the Neens API (and the OTLP receiver at /v1/traces) from a SQLite file."""
+    """Serve the Neens API (and the OTLP receiver at /v1/traces, /v1/logs, /v1/metrics) from a
+    SQLite file."""
     from neens_sandbox.app import build_server
     from neens_sandbox.context import Context, Options
     from neens_sandbox.db import Database
@@ -124,18 +125,19 @@ def serve_command(
     except Exception as exc:
         db.close()
         raise ServeError(f"cannot start the sandbox: {type(exc).__name__}: {exc}") from None
-    bound_host, bound_port = server.server_address[:2]
-    shown = keys[0][:8] + "…"
-    print(f"sandbox listening on http://{bound_host}:{bound_port} (api key: {shown})", flush=True)
-    ctx.log(f"db={db_path} seed={seed_path} grace={grace}s score-delay={score_delay}s "
-            f"chaos={chaos} push={'async' if push_async else 'inline'}")
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
         stop.set()
 
+    # Before the "listening" line: a signal sent as soon as it is read stops cleanly (exit 0).
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    bound_host, bound_port = server.server_address[:2]
+    shown = keys[0][:8] + "…"
+    print(f"sandbox listening on http://{bound_host}:{bound_port} (api key: {shown})", flush=True)
+    ctx.log(f"db={db_path} seed={seed_path} grace={grace}s score-delay={score_delay}s "
+            f"chaos={chaos} push={'async' if push_async else 'inline'}")
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                               daemon=True, name="sandbox-http")
     thread.start()

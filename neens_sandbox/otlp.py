@@ -1,9 +1,10 @@
 """Decode OTLP/HTTP trace exports (protobuf or JSON) into plain span dicts, and encode the
-export response in the request's encoding.
+export response in the request's encoding. Log and metric exports: ``otlp_signals``.
 
 A decoded span is ``{traceId, spanId, parentSpanId, name, startNs, endNs, attributes,
-resource, scope}``: ids as lower-case hex ("" when absent), times as integers (ns),
-attribute values as Python values (str, int, float, bool, list, dict).
+resource, scope, events}``: ids as lower-case hex ("" when absent), times as integers (ns),
+attribute values as Python values (str, int, float, bool, list, dict); ``events`` are the
+span events, ``[{name, timeNs, attributes}]``.
 """
 
 from __future__ import annotations
@@ -21,21 +22,21 @@ class OtlpError(ValueError):
 
 
 # -- protobuf -----------------------------------------------------------------------------
-def _pb_value(value: Any) -> Any:
+def pb_value(value: Any) -> Any:
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "array_value":
-        return [_pb_value(v) for v in value.array_value.values]
+        return [pb_value(v) for v in value.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: _pb_value(kv.value) for kv in value.kvlist_value.values}
+        return {kv.key: pb_value(kv.value) for kv in value.kvlist_value.values}
     if kind == "bytes_value":
         return value.bytes_value.hex()
     return getattr(value, kind)
 
 
-def _pb_attrs(attrs: Any) -> dict[str, Any]:
-    return {kv.key: _pb_value(kv.value) for kv in attrs}
+def pb_attrs(attrs: Any) -> dict[str, Any]:
+    return {kv.key: pb_value(kv.value) for kv in attrs}
 
 
 def decode_protobuf(body: bytes) -> list[dict[str, Any]]:
@@ -51,7 +52,7 @@ def decode_protobuf(body: bytes) -> list[dict[str, Any]]:
         raise OtlpError(f"could not decode the OTLP protobuf body ({exc})") from None
     spans = []
     for rs in req.resource_spans:
-        resource = _pb_attrs(rs.resource.attributes)
+        resource = pb_attrs(rs.resource.attributes)
         for ss in rs.scope_spans:
             for sp in ss.spans:
                 if len(sp.trace_id) != 16 or len(sp.span_id) != 8:
@@ -63,47 +64,49 @@ def decode_protobuf(body: bytes) -> list[dict[str, Any]]:
                     "name": sp.name,
                     "startNs": int(sp.start_time_unix_nano),
                     "endNs": int(sp.end_time_unix_nano),
-                    "attributes": _pb_attrs(sp.attributes),
+                    "attributes": pb_attrs(sp.attributes),
                     "resource": resource,
                     "scope": ss.scope.name,
+                    "events": [{"name": ev.name, "timeNs": int(ev.time_unix_nano),
+                                "attributes": pb_attrs(ev.attributes)} for ev in sp.events],
                 })
     return spans
 
 
 # -- JSON (OTLP/JSON: lowerCamelCase keys, hex ids; snake_case tolerated) ------------------
-def _get(obj: dict[str, Any], camel: str, default: Any = None) -> Any:
+def get_key(obj: dict[str, Any], camel: str, default: Any = None) -> Any:
     if camel in obj:
         return obj[camel]
     snake = "".join("_" + c.lower() if c.isupper() else c for c in camel)
     return obj.get(snake, default)
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     if not isinstance(value, dict):
         raise OtlpError("an attribute value must be an AnyValue object")
     for key in ("stringValue", "boolValue", "doubleValue"):
-        got = _get(value, key)
+        got = get_key(value, key)
         if got is not None:
             return float(got) if key == "doubleValue" else got
-    got = _get(value, "intValue")
+    got = get_key(value, "intValue")
     if got is not None:
         try:
             return int(got)
         except (TypeError, ValueError):
             raise OtlpError("intValue is not an integer") from None
-    arr = _get(value, "arrayValue")
+    arr = get_key(value, "arrayValue")
     if arr is not None:
-        return [_json_value(v) for v in (arr.get("values") or [])]
-    kvl = _get(value, "kvlistValue")
+        return [json_value(v) for v in (arr.get("values") or [])]
+    kvl = get_key(value, "kvlistValue")
     if kvl is not None:
-        return _json_attrs(kvl.get("values") or [])
-    got = _get(value, "bytesValue")
+        return json_attrs(kvl.get("values") or [])
+    got = get_key(value, "bytesValue")
     if got is not None:
         return base64.b64decode(got).hex()
     return None
 
 
-def _json_attrs(attrs: Any) -> dict[str, Any]:
+def json_attrs(attrs: Any) -> dict[str, Any]:
     if attrs is None:
         return {}
     if not isinstance(attrs, list):
@@ -112,11 +115,11 @@ def _json_attrs(attrs: Any) -> dict[str, Any]:
     for kv in attrs:
         if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
             raise OtlpError("an attribute must be {key, value}")
-        out[kv["key"]] = _json_value(kv.get("value") or {})
+        out[kv["key"]] = json_value(kv.get("value") or {})
     return out
 
 
-def _json_id(value: Any, size: int, what: str, required: bool) -> str:
+def json_id(value: Any, size: int, what: str, required: bool) -> str:
     if value in (None, ""):
         if required:
             raise OtlpError(f"a span has no {what}")
@@ -135,7 +138,7 @@ def _json_id(value: Any, size: int, what: str, required: bool) -> str:
     raise OtlpError(f"{what} is not {size} bytes of hex")
 
 
-def _nanos(value: Any) -> int:
+def nanos(value: Any) -> int:
     if value in (None, ""):
         return 0
     try:
@@ -144,22 +147,37 @@ def _nanos(value: Any) -> int:
         raise OtlpError("a span time is not an integer (nanoseconds)") from None
 
 
-def decode_json(body: bytes) -> list[dict[str, Any]]:
+def _json_events(events: Any) -> list[dict[str, Any]]:
+    if events is None:
+        return []
+    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+        raise OtlpError("a span's events must be a list of objects")
+    return [{"name": str(e.get("name") or ""), "timeNs": nanos(get_key(e, "timeUnixNano")),
+             "attributes": json_attrs(e.get("attributes"))} for e in events]
+
+
+def load_json(body: bytes) -> dict[str, Any]:
+    """The body as a JSON object (OtlpError otherwise)."""
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise OtlpError(f"could not decode the OTLP JSON body ({exc})") from None
     if not isinstance(data, dict):
         raise OtlpError("the OTLP JSON body must be an object")
+    return data
+
+
+def decode_json(body: bytes) -> list[dict[str, Any]]:
+    data = load_json(body)
     spans = []
-    resource_spans = _get(data, "resourceSpans") or []
+    resource_spans = get_key(data, "resourceSpans") or []
     if not isinstance(resource_spans, list):
         raise OtlpError("resourceSpans must be a list")
     for rs in resource_spans:
         if not isinstance(rs, dict):
             raise OtlpError("each resourceSpans entry must be an object")
-        resource = _json_attrs((rs.get("resource") or {}).get("attributes"))
-        for ss in _get(rs, "scopeSpans") or []:
+        resource = json_attrs((rs.get("resource") or {}).get("attributes"))
+        for ss in get_key(rs, "scopeSpans") or []:
             if not isinstance(ss, dict):
                 raise OtlpError("each scopeSpans entry must be an object")
             scope = (ss.get("scope") or {}).get("name") or ""
@@ -167,15 +185,16 @@ def decode_json(body: bytes) -> list[dict[str, Any]]:
                 if not isinstance(sp, dict):
                     raise OtlpError("each span must be an object")
                 spans.append({
-                    "traceId": _json_id(_get(sp, "traceId"), 16, "traceId", True),
-                    "spanId": _json_id(_get(sp, "spanId"), 8, "spanId", True),
-                    "parentSpanId": _json_id(_get(sp, "parentSpanId"), 8, "parentSpanId", False),
+                    "traceId": json_id(get_key(sp, "traceId"), 16, "traceId", True),
+                    "spanId": json_id(get_key(sp, "spanId"), 8, "spanId", True),
+                    "parentSpanId": json_id(get_key(sp, "parentSpanId"), 8, "parentSpanId", False),
                     "name": str(sp.get("name") or ""),
-                    "startNs": _nanos(_get(sp, "startTimeUnixNano")),
-                    "endNs": _nanos(_get(sp, "endTimeUnixNano")),
-                    "attributes": _json_attrs(sp.get("attributes")),
+                    "startNs": nanos(get_key(sp, "startTimeUnixNano")),
+                    "endNs": nanos(get_key(sp, "endTimeUnixNano")),
+                    "attributes": json_attrs(sp.get("attributes")),
                     "resource": resource,
                     "scope": str(scope),
+                    "events": _json_events(sp.get("events")),
                 })
     return spans
 

@@ -1,8 +1,11 @@
-"""The ``spans`` table: every OTLP span correlated to a run item, and what is read back from it.
+"""The ``spans`` and ``events`` tables: every OTLP span, span event and log record correlated to
+a run item, and what is read back from them.
 
-The receiver (``routes/traces.py``) writes spans with :func:`store_spans`; the run logic
-(``runs_api``) reads them back with :func:`traced_items` and :func:`item_session` when a run
-finishes. Both depend on this module, never on each other's internals.
+The receivers (``routes/traces.py``) write with :func:`store_spans` and :func:`store_logs`;
+the run logic (``runs_api``) reads back with :func:`traced_items` and :func:`item_session` when
+a run finishes. Both depend on this module, never on each other's internals. An event is a
+span event (``source`` "span") or a log record (``source`` "log"); GenAI instrumentations put
+the content of model calls in either.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from typing import Any
 
 from neens_sandbox.context import Context
 from neens_sandbox.db import dumps, loads, register_schema
-from neens_sandbox.scoring import load_pricing, session_from_spans
+from neens_sandbox.scoring import load_pricing
+from neens_sandbox.sessions import session_from_spans
 
 register_schema("spans", [
     """CREATE TABLE IF NOT EXISTS spans (
@@ -21,6 +25,12 @@ register_schema("spans", [
         start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, attributes TEXT NOT NULL,
         resource TEXT NOT NULL, received_at REAL NOT NULL,
         PRIMARY KEY (run_id, item_id, trace_id, span_id))""",
+    """CREATE TABLE IF NOT EXISTS events (
+        run_id TEXT NOT NULL, item_id TEXT NOT NULL, source TEXT NOT NULL,
+        trace_id TEXT NOT NULL, span_id TEXT NOT NULL, time_ns INTEGER NOT NULL,
+        name TEXT NOT NULL, body TEXT NOT NULL, attributes TEXT NOT NULL,
+        received_at REAL NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS events_item ON events (run_id, item_id)""",
 ])
 
 
@@ -33,22 +43,48 @@ def store_spans(con: sqlite3.Connection, run_id: str, item_id: str,
           s["startNs"], s["endNs"], dumps(s["attributes"]), dumps(s["resource"]), now)
          for s in spans],
     )
+    # A re-sent span replaces its events too.
+    con.executemany(
+        "DELETE FROM events WHERE run_id = ? AND item_id = ? AND source = 'span' "
+        "AND trace_id = ? AND span_id = ?",
+        [(run_id, item_id, s["traceId"], s["spanId"]) for s in spans if s.get("events")])
+    con.executemany(
+        "INSERT INTO events VALUES (?,?,'span',?,?,?,?,'null',?,?)",
+        [(run_id, item_id, s["traceId"], s["spanId"], e["timeNs"], e["name"],
+          dumps(e["attributes"]), now) for s in spans for e in s.get("events") or []],
+    )
+
+
+def store_logs(con: sqlite3.Connection, run_id: str, item_id: str,
+               records: list[dict[str, Any]], now: float) -> None:
+    """Insert decoded OTLP log records of one item."""
+    con.executemany(
+        "INSERT INTO events VALUES (?,?,'log',?,?,?,?,?,?,?)",
+        [(run_id, item_id, r["traceId"], r["spanId"], r["timeNs"], r["name"],
+          dumps(r["body"]), dumps(r["attributes"]), now) for r in records],
+    )
 
 
 def traced_items(ctx: Context, run_id: str) -> set[str]:
-    """Ids of the run's items that received at least one span."""
+    """Ids of the run's items that received at least one span or log record."""
     return {r["item_id"] for r in ctx.db.all(
-        "SELECT DISTINCT item_id FROM spans WHERE run_id = ?", (run_id,))}
+        "SELECT item_id FROM spans WHERE run_id = ? UNION "
+        "SELECT item_id FROM events WHERE run_id = ?", (run_id, run_id))}
 
 
 def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
-    """The session of one item from every stored span (None when no span arrived)."""
+    """The session of one item from every stored span and event (None when none arrived)."""
     rows = ctx.db.all("SELECT * FROM spans WHERE run_id = ? AND item_id = ?", (run_id, item_id))
-    if not rows:
+    events = [{
+        "spanId": r["span_id"], "timeNs": r["time_ns"], "name": r["name"],
+        "body": loads(r["body"]), "attributes": loads(r["attributes"], {}),
+    } for r in ctx.db.all("SELECT * FROM events WHERE run_id = ? AND item_id = ? "
+                          "ORDER BY time_ns, rowid", (run_id, item_id))]
+    if not rows and not events:
         return None
     spans = [{
         "traceId": r["trace_id"], "spanId": r["span_id"], "parentSpanId": r["parent_span_id"],
         "name": r["name"], "startNs": r["start_ns"], "endNs": r["end_ns"],
         "attributes": loads(r["attributes"], {}), "resource": loads(r["resource"], {}),
     } for r in rows]
-    return session_from_spans(spans, load_pricing(ctx.db))
+    return session_from_spans(spans, load_pricing(ctx.db), events)

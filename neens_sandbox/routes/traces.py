@@ -1,5 +1,8 @@
-"""E21 ``POST /v1/traces``: the OTLP/HTTP receiver (protobuf and JSON). Spans are stored in
-the ``spans`` table (owned by ``neens_sandbox.spans``).
+"""E21 ``POST /v1/traces``, ``/v1/logs`` and ``/v1/metrics``: the OTLP/HTTP receiver (protobuf
+and JSON, authenticated like every route). Spans and log records are stored by
+``neens_sandbox.spans``; log records feed the content reading (GenAI events carry the answer
+there when an instrumentation is set to capture content as events). Metrics are checked and
+dropped, so an exporter that sends them gets no error.
 
 Correlation (decision 14): ``neens.eval_run_id`` + ``neens.dataset_item_id`` from the
 resource attributes, else from the span's own attributes; values are percent-decoded. A
@@ -7,8 +10,10 @@ resource attributes, else from the span's own attributes; values are percent-dec
 ``labelMismatch``). Old-brand ``beacon.*`` attributes correlate to nothing and stamp
 ``legacyCorrelationSeenAt`` on the run they name. An item is scored as soon as a root span
 (no parent) of its trace arrives; later spans re-score it while the run is not finished.
-Spans naming an unknown run/item, a push run or a finished run are rejected
-(``partial_success``); spans without correlation keys are accepted and ignored.
+Log records correlate the same way (their resource carries the same attributes) and re-score
+an item that already has its root span. Spans or records naming an unknown run/item, a push
+run or a finished run are rejected (``partial_success``); those without correlation keys are
+accepted and ignored.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from neens_sandbox import otlp, runs_api
+from neens_sandbox import otlp, otlp_signals, runs_api
 from neens_sandbox import spans as spans_table
 from neens_sandbox.db import dumps, loads
 from neens_sandbox.http import ApiError, Request, Response, Route
@@ -45,11 +50,37 @@ def _legacy(span: dict[str, Any]) -> tuple[list[str], str | None]:
 
 
 def ingest(req: Request) -> Response:
-    ctx = req.ctx
     try:
         spans, resp_type = otlp.decode(req.body, req.content_type)
     except otlp.OtlpError as exc:
         raise ApiError(400, str(exc)) from None
+    rejected, message = _accept(req, spans, logs=False)
+    return Response(200, otlp.encode_response(resp_type, rejected, message),
+                    content_type=resp_type)
+
+
+def ingest_logs(req: Request) -> Response:
+    try:
+        records, resp_type = otlp_signals.decode_logs(req.body, req.content_type)
+    except otlp.OtlpError as exc:
+        raise ApiError(400, str(exc)) from None
+    rejected, message = _accept(req, records, logs=True)
+    return Response(200, otlp_signals.encode_logs_response(resp_type, rejected, message),
+                    content_type=resp_type)
+
+
+def ingest_metrics(req: Request) -> Response:
+    try:
+        _, resp_type = otlp_signals.check_metrics(req.body, req.content_type)
+    except otlp.OtlpError as exc:
+        raise ApiError(400, str(exc)) from None
+    return Response(200, otlp_signals.encode_metrics_response(resp_type),
+                    content_type=resp_type)
+
+
+def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[int, str]:
+    """Store correlated spans (or log records) and re-score; returns (rejected, message)."""
+    ctx = req.ctx
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     labels: dict[tuple[str, str], set[str]] = {}
     legacy: dict[str, set[str]] = {}
@@ -95,8 +126,12 @@ def ingest(req: Request) -> Response:
                 continue
             if any(lbl != run["version_label"] for lbl in labels.get((run_id, item_id), ())):
                 con.execute("UPDATE runs SET label_mismatch = 1 WHERE id = ?", (run_id,))
-            spans_table.store_spans(con, run_id, item_id, group, now)
-            accepted[(run_id, item_id)] = any(not s["parentSpanId"] for s in group)
+            if logs:
+                spans_table.store_logs(con, run_id, item_id, group, now)
+                accepted[(run_id, item_id)] = False
+            else:
+                spans_table.store_spans(con, run_id, item_id, group, now)
+                accepted[(run_id, item_id)] = any(not s["parentSpanId"] for s in group)
     touched = set()
     for (run_id, item_id), has_root in accepted.items():
         scored = ctx.db.one("SELECT scored_at FROM run_items WHERE run_id = ? AND item_id = ?",
@@ -110,9 +145,11 @@ def ingest(req: Request) -> Response:
         if ctx.options.finish_on_ingest:
             runs_api.finish_if_captured(ctx, run_id)
         runs_api.advance(ctx, run_id)
-    message = "; ".join(sorted(set(reasons)))[:500]
-    return Response(200, otlp.encode_response(resp_type, rejected, message),
-                    content_type=resp_type)
+    return rejected, "; ".join(sorted(set(reasons)))[:500]
 
 
-ROUTES = [Route("POST", "/v1/traces", ingest, chaos=False)]
+ROUTES = [
+    Route("POST", "/v1/traces", ingest, chaos=False),
+    Route("POST", "/v1/logs", ingest_logs, chaos=False),
+    Route("POST", "/v1/metrics", ingest_metrics, chaos=False),
+]

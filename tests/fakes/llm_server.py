@@ -12,7 +12,11 @@ It prints ``llm listening on http://127.0.0.1:PORT/v1`` on stdout once it accept
 content is ``{"scenarios": [{"input": ...}, ...]}`` with exactly ``count`` inputs, each built
 from one exemplar (round robin) and the strategy, so the same request always gets the same
 answer. A grading prompt ("... a number between 0 and 1") gets ``--grade`` (default 1); any
-other conversation gets a fixed short reply. ``GET /v1/models`` lists one model.
+other conversation gets a fixed short reply, or with ``--refund good|bad`` the example agent's
+refund answer to the last user message (``examples/agent/answers.py``; ``bad`` gets some
+amounts wrong). When the request offers a tool named ``final_result*`` (Pydantic AI's
+structured output) the reply calls it, each string property of its schema holding that answer.
+``GET /v1/models`` lists one model.
 
 Knobs for failure tests: ``--fail-status N`` answers every completion with HTTP N,
 ``--garbage`` answers with content that is not JSON, ``--delay S`` waits before answering,
@@ -34,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "agent"))
+from answers import answer as refund_answer  # noqa: E402
 
 TEMPLATES: dict[str, list[str]] = {
     "paraphrase": [
@@ -108,6 +114,31 @@ def generate(task: dict[str, Any]) -> dict[str, Any]:
     return {"scenarios": scenarios}
 
 
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content)
+
+
+def _output_tool(tools: Any) -> tuple[str, dict[str, Any]] | None:
+    """(name, JSON schema) of an offered ``final_result*`` tool (structured output)."""
+    for tool in tools if isinstance(tools, list) else []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and str(fn.get("name", "")).startswith("final_result"):
+            return str(fn["name"]), fn.get("parameters") or {}
+    return None
+
+
+def _fill(schema: dict[str, Any], text: str) -> dict[str, Any]:
+    """Arguments for a tool schema: strings get ``text``, numbers 0, booleans true."""
+    out: dict[str, Any] = {}
+    for key, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        out[key] = {"number": 0, "integer": 0, "boolean": True}.get(str(kind), text)
+    return out
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server  # type: ignore[assignment]
     protocol_version = "HTTP/1.1"
@@ -148,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         user = ""
         for msg in messages or []:
             if isinstance(msg, dict) and msg.get("role") == "user":
-                user = str(msg.get("content", ""))
+                user = _text(msg.get("content", ""))
         task = _find_task(user)
         self.server.record(
             {
@@ -174,8 +205,18 @@ class _Handler(BaseHTTPRequestHandler):
             content = json.dumps(generate(task))
         elif "number between 0 and 1" in user:  # the sandbox's llm judge asks for a grade
             content = f"{opts.grade:g}"
+        elif opts.refund:
+            content = refund_answer(user, opts.refund)
         else:
             content = "OK"
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        tool = _output_tool(req.get("tools") if isinstance(req, dict) else None)
+        if tool is not None:
+            name, schema = tool
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "call_fake_1", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(_fill(schema, content))},
+            }]}
         self._send(
             200,
             {
@@ -186,8 +227,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
+                        "message": message,
+                        "finish_reason": "tool_calls" if tool is not None else "stop",
                     }
                 ],
                 "usage": {"prompt_tokens": len(user.split()), "completion_tokens": 10,
@@ -221,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--log", default="")
     ap.add_argument("--grade", type=float, default=1.0, help="the reply to grading prompts")
+    ap.add_argument("--refund", choices=("good", "bad"), default="",
+                    help="answer refund questions like the example agent in this mode")
     opts = ap.parse_args(argv)
     server = _Server((opts.host, opts.port), opts)
     host, port = server.server_address[:2]

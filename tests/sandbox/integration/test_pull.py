@@ -22,7 +22,7 @@ def test_good_agent_scores_every_item_and_passes(sandbox):
     assert first["passed"] is True and first["gateId"] is None
     assert first["scores"] == {"correctness": 1.0, "toxicity_safety": 1.0}
     assert "$42.00" in first["output"] and first["model"] == "gpt-4o-mini"
-    assert first["steps"] == 3 and first["latencyMs"] > 0
+    assert first["steps"] == 2 and first["latencyMs"] > 0  # execute_tool + chat, not the agent
     # priced: gpt-4o-mini at 0.15 / 0.60 USD per million tokens
     expected = (first["inputTokens"] * 0.15 + first["outputTokens"] * 0.60) / 1e6
     assert first["costUsd"] == pytest.approx(expected)

@@ -10,7 +10,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from neens_sandbox import otlp
-from neens_sandbox.scoring import output_of, session_from_spans
+from neens_sandbox.sessions import session_from_spans
+from neens_sandbox.trace_reading import answer_of, fallback_of
 
 TRACE = bytes(range(16))
 ROOT, CHILD = bytes([1] * 8), bytes([2] * 8)
@@ -110,13 +111,13 @@ def test_session_output_model_tokens_latency_steps_and_cost():
                               "gen_ai.output.messages": messages}, 2_000_000, 3_000_000),
     ]
     s = session_from_spans(spans, pricing)
-    assert s["output"] == "final"  # root span first
-    assert s["model"] == "gpt-4o-mini" and s["steps"] == 2
+    assert s["output"] == "from llm"  # output.value is a fallback only
+    assert s["model"] == "gpt-4o-mini" and s["steps"] == 1  # the model call; not the agent span
     assert (s["inputTokens"], s["outputTokens"]) == (1000, 500)
     assert s["latencyMs"] == 8.0 and s["serviceName"] == "svc"
     assert s["costUsd"] == pytest.approx((1000 * 0.15 + 500 * 0.60) / 1e6)
-    no_root_output = session_from_spans([spans[0] | {"attributes": {}}, spans[1]], pricing)
-    assert no_root_output["output"] == "from llm"  # else the latest span
+    no_llm_text = session_from_spans([spans[0], spans[1] | {"attributes": {}}], pricing)
+    assert no_llm_text["output"] == "final"
 
 
 def test_unpriced_sessions_are_null_never_zero():
@@ -131,6 +132,9 @@ def test_unpriced_sessions_are_null_never_zero():
 
 
 def test_output_attribute_variants():
+    def output_of(attrs):
+        return answer_of(attrs, root=True) or fallback_of(attrs)
+
     assert output_of({"gen_ai.completion.0.content": "c", "gen_ai.completion.0.role": "r"}) == "c"
     assert output_of({"gen_ai.output.messages": '[{"role": "a", "content": "m"}]'}) == "m"
     assert output_of({"neens.output": "n"}) == "n"

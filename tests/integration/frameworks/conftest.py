@@ -1,0 +1,35 @@
+"""Fixtures of the framework quickstart tests: the quickstarts' venvs and node_modules (built
+by scripts/frameworks only when missing or stale), the fake model in good and bad modes."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import llm_server
+from tests.helpers import ROOT
+
+
+@pytest.fixture(scope="session")
+def frameworks() -> None:
+    """Every quickstart installed (all at once, in parallel: the first test pays for all)."""
+    proc = subprocess.run([str(ROOT / "scripts" / "frameworks")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def llm_good(tmp_path_factory) -> Iterator[str]:
+    llm = llm_server.start(Path(tmp_path_factory.mktemp("llm")), "--refund", "good")
+    yield llm.url
+    llm.stop()
+
+
+@pytest.fixture(scope="module")
+def llm_bad(tmp_path_factory) -> Iterator[str]:
+    llm = llm_server.start(Path(tmp_path_factory.mktemp("llm")), "--refund", "bad")
+    yield llm.url
+    llm.stop()
