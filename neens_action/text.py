@@ -31,6 +31,11 @@ _WS = re.compile(r"\s+")
 # Characters XML 1.0 forbids (C0 controls except tab/newline/CR, surrogates, U+FFFE/U+FFFF).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# GitHub workflow commands: ``##[name ...]`` anywhere in a line, ``::name::`` at a line start
+# after leading whitespace (.NET ``TrimStart``: Unicode spaces too); lines break at CR or LF.
+_GH_LEGACY = re.compile(r"##\[")
+_GH_LINE = re.compile(r"([\r\n])(\s*)::")
 
 
 def one_line(text: object) -> str:
@@ -171,6 +176,22 @@ def truncate_bytes(text: str, limit: int, note: str) -> str:
 def xml_text(text: object) -> str:
     """Drop characters that XML 1.0 cannot carry at all (ElementTree escapes the rest)."""
     return _XML_ILLEGAL.sub("", str(text))
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it can be encoded as UTF-8
+    (a server's ``"\\ud800"`` decodes to one)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def gh_inert(text: str, *, line_start: bool = True) -> str:
+    """Untrusted text that the GitHub runner cannot read as a workflow command: ``##[``
+    anywhere and a leading ``::`` on any line get a zero-width space (the runner's
+    ``TrimStart`` does not remove it). ``line_start``: ``text`` opens a line."""
+    text = _GH_LEGACY.sub("##" + ZWSP + "[", text)
+    lead = "\n" if line_start else ""
+    fixed = _GH_LINE.sub(lambda m: m.group(1) + m.group(2) + ZWSP + "::", lead + text)
+    return fixed[len(lead):]
 
 
 def gh_data(text: object) -> str:

@@ -31,6 +31,7 @@ from neens_action.ci.context import (
     detect_platform,
     workspace_of,
 )
+from neens_action.ci.harden import make_undumpable
 from neens_action.ci.inputs import InputError
 from neens_action.ci.install import run_install
 from neens_action.ci.modes import push as push_mode
@@ -40,7 +41,7 @@ from neens_action.ci.modes import stress as stress_mode
 from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
-from neens_action.publish.actions import Commands
+from neens_action.publish.actions import Commands, GuardedStream
 from neens_action.settings.connection import make_client
 from neens_action.world import World
 
@@ -91,7 +92,6 @@ def bad_input(platform: str, err: InputError, commands: Commands | None, world: 
     if platform != "github" or commands is None:
         world.log(f"neens: error: input {err.name}: {err.why}")
         return EXIT_ERROR
-    commands.resume()
     commands.error(f"{err.name}: {err.why}", title="neens input")
     from neens_action.publish.actions import write_outputs, write_summary
     from neens_action.report.model import Report
@@ -112,19 +112,38 @@ def bad_input(platform: str, err: InputError, commands: Commands | None, world: 
 
 
 def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = None) -> int:
-    """The whole CI step; returns the exit code."""
+    """The whole CI step; returns the exit code.
+
+    On GitHub every line goes through a :class:`GuardedStream` (untrusted text is inert)
+    and, from the line after the masks until the end, commands are paused: only our own
+    annotations and groups run, each resumed around itself.
+    """
     env = dict(os.environ if environ is None else environ)
-    err = stream or sys.stderr
+    make_undumpable()  # agents cannot read /proc/$PPID/environ
     platform = detect_platform(env)
-    commands = Commands(err) if platform == "github" else None
-    if commands is not None:
-        for secret in ci_inputs.secrets_in(env):
-            commands.mask(secret)
+    if platform != "github":
+        return _run(env, platform, stream or sys.stderr, None)
+    guard = GuardedStream(stream or sys.stderr)
+    commands = Commands(guard)
+    for secret in ci_inputs.secrets_in(env):
+        commands.mask(secret)
+    commands.stop()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = guard  # a stray print is inert too
+    try:
+        return _run(env, platform, guard, commands)
+    finally:
+        sys.stdout, sys.stderr = saved
+        commands.resume()
+
+
+def _run(env: dict[str, str], platform: str, err: TextIO, commands: Commands | None) -> int:
     world = World(environ=env, err=err, out=sys.stdout)
     client: NeensClient | None = None
     try:
         inputs = ci_inputs.parse_inputs(env)
-        world = World(environ=agent_environment(env, inputs), err=err, out=sys.stdout)
+        world = World(environ=agent_environment(env, inputs, warn=world.log), err=err,
+                      out=sys.stdout)
         workspace = workspace_of(env)
         wd = inputs.get("working-directory")
         if wd:
@@ -139,7 +158,7 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
             raise InputError("mode", f"must be one of {', '.join(MODES)}, got {mode[:40]!r}")
         plan = MODES[mode](ctx)
         job = jobs.job(plan.job)
-        client = make_client(plan.settings)
+        client = make_client(plan.settings, log=world.log)
         failure = None
         if inputs.get("install"):
             failure = run_install(inputs["install"], env=world.environ,
@@ -149,22 +168,15 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
             failure = preflight(ctx, client)
         # a failed install or preflight concludes the job as a run error, without running it
         flow = (lambda: job.blank(failure)) if failure else None
-        if commands is not None:
-            commands.stop()  # the flow's log (prompts, agent errors) is shown, never run
-        try:
-            return pipeline.execute(
-                job, plan.settings, world=world, policy=plan.policy, client=client,
-                publishers=publishers_for(ctx, job.name),
-                junit_path=artifact_path(ctx, "junit-file"), flow=flow,
-            )
-        finally:
-            if commands is not None:
-                commands.resume()
+        return pipeline.execute(
+            job, plan.settings, world=world, policy=plan.policy, client=client,
+            publishers=publishers_for(ctx, job.name),
+            junit_path=artifact_path(ctx, "junit-file"), flow=flow,
+        )
     except InputError as exc:
         return bad_input(platform, exc, commands, world, env)
     except NeensError as exc:
         if commands is not None:
-            commands.resume()
             commands.error(str(exc), title="neens")
         else:
             world.log(f"neens: error: {exc}")

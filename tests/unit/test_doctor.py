@@ -15,7 +15,10 @@ def test_traces_endpoint_prefers_the_traces_variable() -> None:
 def test_exporter_headers_are_percent_decoded_and_traces_headers_win() -> None:
     env = {"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20k1,x=1",
            "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "Authorization=Bearer k2, bad"}
-    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k2", "x": "1"}
+    # like the SDK: the traces variable replaces the general one (no merge)
+    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k2"}
+    del env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"]
+    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k1", "x": "1"}
 
 
 def test_header_check_never_shows_the_key() -> None:
