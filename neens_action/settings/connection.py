@@ -8,8 +8,10 @@ Secrets are ``repr=False``: a settings object can be logged.
 
 from __future__ import annotations
 
+import ipaddress
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -96,9 +98,33 @@ class Connection:
         return self
 
 
-def make_client(conn: Connection) -> NeensClient:
-    """The one place a :class:`NeensClient` is built: the same deadline and retries for all."""
+def loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (where plain HTTP cannot be overheard)."""
+    host = (host or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cleartext_warning(base_url: str) -> str | None:
+    """The warning for a key sent over plain HTTP to another machine (None when fine)."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or loopback(parts.hostname or ""):
+        return None
+    return (f"neens: warning: {parts.scheme}://{parts.hostname} is plain HTTP: the API key "
+            "and every answer cross the network unencrypted (use https://)")
+
+
+def make_client(conn: Connection, log: Callable[[str], None] | None = None) -> NeensClient:
+    """The one place a :class:`NeensClient` is built: the same deadline and retries for all.
+    A ``http://`` base URL off this machine is warned about once (``log``, else stderr)."""
     from neens_action.api.client import NeensClient
 
+    warning = cleartext_warning(conn.base_url)
+    if warning:
+        (log or (lambda line: print(line, file=sys.stderr, flush=True)))(warning)
     return NeensClient(conn.base_url, conn.api_key, conn.project_id,
                        timeout=conn.request_timeout, retries=conn.retries)
