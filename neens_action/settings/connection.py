@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -127,4 +128,27 @@ def make_client(conn: Connection, log: Callable[[str], None] | None = None) -> N
     if warning:
         (log or (lambda line: print(line, file=sys.stderr, flush=True)))(warning)
     return NeensClient(conn.base_url, conn.api_key, conn.project_id,
-                       timeout=conn.request_timeout, retries=conn.retries)
+                       timeout=conn.request_timeout, retries=conn.retries, **answer_limits())
+
+
+# the caps on what a server may send (generous defaults in neens_action/api)
+LIMIT_ENV = {"request_budget": "NEENS_REQUEST_BUDGET", "max_body_bytes": "NEENS_MAX_BODY_BYTES",
+             "max_items": "NEENS_MAX_ITEMS"}
+
+
+def answer_limits(environ: Mapping[str, str] | None = None) -> dict[str, float]:
+    """``NEENS_REQUEST_BUDGET`` (seconds per request, body included), ``NEENS_MAX_BODY_BYTES``
+    and ``NEENS_MAX_ITEMS``, when set; a bad value is a UsageError naming the variable."""
+    env = os.environ if environ is None else environ
+    limits: dict[str, float] = {}
+    for attr, var in LIMIT_ENV.items():
+        raw = env.get(var, "").strip()
+        if not raw:
+            continue
+        try:
+            value = float(raw) if attr == "request_budget" else int(raw)
+        except ValueError:
+            raise UsageError(f"{var} must be a number, got {raw[:40]!r}") from None
+        check_number(var, value, positive=True)
+        limits[attr] = value
+    return limits
