@@ -215,7 +215,8 @@ class Transport:
         return NeensApiError(
             f"{method} {path} failed: no complete answer within {self.request_budget:g} s (the "
             f"request budget, NEENS_REQUEST_BUDGET; is Neens reachable at {self.base_url}?)",
-            status=None, method=method, path=path)
+            # 408, our own request timeout: not transient, so no poll loop asks again
+            status=408, method=method, path=path)
 
     def _created_by(self, key: str, err: NeensApiError,
                     created_in: tuple[str, str] = ("/preprod-evals", "runs")) -> dict | None:
