@@ -158,9 +158,10 @@ def test_github_install_failure_is_published_as_an_error(sandbox: Sandbox, gh: F
     proc = _run(env, Path(env["GITHUB_WORKSPACE"]))
     assert proc.returncode == 2, proc.stderr[-3000:]
     lines = proc.stderr.splitlines()
-    stop = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
-    token = lines[stop].split("::")[2]
     injected = lines.index("\u200b::error::injected")  # inert, and inside the shield
+    stop = max(i for i, line in enumerate(lines[:injected])
+               if line.startswith("::stop-commands::"))
+    token = lines[stop].split("::")[2]
     assert stop < injected < lines.index(f"::{token}::")
     assert "::error title=Neens eval errored::the install command failed with exit code 3" \
         in proc.stderr
