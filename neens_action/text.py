@@ -6,8 +6,10 @@ XML (JUnit), a GitHub workflow command or a dotenv file it goes through one of t
 
 Rules kept here:
 - Markdown: backslash-escape Markdown punctuation, HTML-escape ``<``, ``>`` and ``&``, break
-  ``@mentions`` (and ``#123`` references) with a zero-width space so nobody is pinged, and put
-  a whole value on one line when it goes into a table cell.
+  ``@mentions`` and cross-references with a zero-width space so nobody is pinged and nothing
+  is linked or cross-referenced (GitHub: ``#12``, ``GH-77``, ``owner/repo#12``, github.com
+  URLs; GitLab: ``!123``, ``%v1``, ``&45``), and put a whole value on one
+  line when it goes into a table cell.
 - Truncation never cuts a character in two: by characters (the comment cap) or by UTF-8
   bytes (the 1 MiB summary cap), preferring a line boundary, always with a visible note.
 """
@@ -25,8 +27,16 @@ _MD_SPECIAL = frozenset("\\`*_[]|~$")
 # ...and these only matter at the start of a line (headings, lists, quotes, setext rules).
 _MD_LINE_START = re.compile(r"^(?:[#+\-=>]|\d+[.)])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REF = re.compile(r"#(?=\d)")
+# Reference sigils of GitHub and GitLab, each followed by what can start a reference: a zero-
+# width space after the sigil keeps the text and breaks the reference. (``&`` is already
+# ``&amp;`` here, ``"`` is ``&quot;``.)
+_SIGIL_REF = re.compile(
+    r"(@)(?=[A-Za-z0-9])|(#|!|&amp;)(?=\d)|(%)(?=[A-Za-z0-9]|&quot;)"
+)
+_GH_DASH_REF = re.compile(r"(?i)\b(gh-)(?=\d)")
+# A github.com URL (issue, pull request, commit...) would be linked, shown as a reference and
+# add a "mentioned this" event to the target: the scheme, ``www.`` and the host are broken.
+_GITHUB_URL = re.compile(r"(?i)(https?:)?(//)?(www)?(\.?github\.com)(?=/)")
 _WS = re.compile(r"\s+")
 # Characters XML 1.0 forbids (C0 controls except tab/newline/CR, surrogates, U+FFFE/U+FFFF).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -78,8 +88,19 @@ def md_text(text: object, *, line_start: bool = False) -> str:
     m = _MD_LINE_START.match(escaped) if line_start else None
     if m:
         escaped = escaped[: m.end() - 1] + "\\" + escaped[m.end() - 1 :]
-    escaped = _MENTION.sub("@" + ZWSP, escaped)
-    return _REF.sub("#" + ZWSP, escaped)
+    return no_references(escaped)
+
+
+def no_references(escaped: str) -> str:
+    """Already-escaped Markdown with every mention and cross-reference broken by a zero-width
+    space (what a reader sees is unchanged)."""
+    escaped = _GITHUB_URL.sub(_break_github_url, escaped)
+    escaped = _GH_DASH_REF.sub(lambda m: m.group(1) + ZWSP, escaped)
+    return _SIGIL_REF.sub(lambda m: m.group(0) + ZWSP, escaped)
+
+
+def _break_github_url(m: re.Match[str]) -> str:
+    return ZWSP.join(part for part in m.groups() if part) + ZWSP
 
 
 def md_cell(text: object, limit: int | None = None) -> str:
