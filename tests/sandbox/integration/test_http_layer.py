@@ -91,9 +91,9 @@ def test_connections_beyond_the_pool_wait_or_get_503(sandbox: Sandbox):
     held = []
     try:
         for _ in range(DEFAULT_WORKERS + DEFAULT_WAITING):
-            held.append(socket.create_connection(_addr(sandbox), timeout=10))
+            held.append(socket.create_connection(_addr(sandbox), timeout=30))
         time.sleep(0.5)
-        extra = [socket.create_connection(_addr(sandbox), timeout=10) for _ in range(20)]
+        extra = [socket.create_connection(_addr(sandbox), timeout=30) for _ in range(20)]
         for sock in extra:
             answer = _answer(sock)
             assert answer.startswith(b"HTTP/1.1 503 Service Unavailable"), answer[:200]
@@ -106,7 +106,7 @@ def test_connections_beyond_the_pool_wait_or_get_503(sandbox: Sandbox):
         for sock in held:
             sock.close()
     # Once the idle connections are gone the workers serve again.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while True:
         try:
             if sandbox.get("/flywheel/gates/ci").status_code == 200:
