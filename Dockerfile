@@ -21,15 +21,15 @@ ENV PATH=/opt/neens/venv/bin:$PATH \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# git: provenance (commit, branch) is read from the mounted checkout, which belongs to another
-# user inside the container, hence safe.directory. Installed only when the base lacks it.
+# git: for the `install` input (e.g. `pip install git+https://...`); neens itself never runs
+# git (provenance comes from the CI variables), so git keeps its default ownership check on
+# the mounted checkout: no exception is configured. Installed only when the base lacks it.
 RUN set -eux; \
     if ! command -v git >/dev/null 2>&1; then \
         apt-get update; \
         apt-get install -y --no-install-recommends git ca-certificates; \
         rm -rf /var/lib/apt/lists/*; \
-    fi; \
-    git config --system --add safe.directory '*'
+    fi
 
 # Dependencies first (pinned by constraints.txt), the package second, so editing the code
 # does not re-download the dependencies. The `agent` extra (OpenTelemetry SDK + OTLP/HTTP

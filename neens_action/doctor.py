@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 import requests
 
 from neens_action.api.client import NeensClient
 from neens_action.errors import NeensApiError
+from neens_action.otlp import exporter_headers, origin_text, same_origin, traces_endpoint
+
+__all__ = ["Check", "exporter_headers", "preflight", "run_checks", "traces_endpoint"]
 
 TIMEOUT = (5.0, 10.0)
 
@@ -39,30 +41,6 @@ class Check:
         if not self.ok and self.fix:
             text += f"\n       fix: {self.fix}"
         return text
-
-
-def traces_endpoint(env: Mapping[str, str]) -> str | None:
-    """The URL an OTel SDK exports traces to, from the standard variables."""
-    explicit = (env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or "").strip()
-    if explicit:
-        return explicit
-    base = (env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").strip()
-    if base:
-        return base.rstrip("/") + "/v1/traces"
-    return None
-
-
-def exporter_headers(env: Mapping[str, str]) -> dict[str, str]:
-    """Parse ``OTEL_EXPORTER_OTLP_HEADERS`` then ``..._TRACES_HEADERS`` (which wins)."""
-    headers: dict[str, str] = {}
-    for var in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"):
-        for part in (env.get(var) or "").split(","):
-            if "=" not in part:
-                continue
-            key, value = part.split("=", 1)
-            if key.strip():
-                headers[unquote(key.strip())] = unquote(value.strip())
-    return headers
 
 
 def check_base_url(base_url: str) -> Check:
@@ -107,12 +85,16 @@ def check_otlp_set(env: Mapping[str, str]) -> Check:
 
 
 def check_otlp_accepts(env: Mapping[str, str],
-                       post: Callable[..., requests.Response] = requests.post) -> Check:
+                       post: Callable[..., requests.Response] = requests.post, *,
+                       base_url: str = "", api_key: str | None = None) -> Check:
     name = "OTLP endpoint reachable and accepts the key"
     url = traces_endpoint(env)
     if not url:
         return Check(name, False, "no endpoint", "set OTEL_EXPORTER_OTLP_ENDPOINT first")
     headers = {"Content-Type": "application/json", **exporter_headers(env)}
+    if not same_origin(url, base_url) and api_key:
+        # another origin (a collector) never gets the Neens key from us
+        headers = {k: v for k, v in headers.items() if api_key not in v}
     try:
         resp = post(url, data=b'{"resourceSpans":[]}', headers=headers, timeout=TIMEOUT)
     except requests.RequestException as exc:
@@ -130,8 +112,13 @@ def check_otlp_accepts(env: Mapping[str, str],
                  "(<base URL>/v1/traces)?")
 
 
-def check_headers_carry_key(env: Mapping[str, str], api_key: str | None) -> Check:
+def check_headers_carry_key(env: Mapping[str, str], api_key: str | None,
+                            base_url: str = "") -> Check:
     name = "exporter headers carry the key"
+    url = traces_endpoint(env)
+    if url and base_url and not same_origin(url, base_url):
+        return Check(name, True, f"not checked: traces go to {origin_text(url)}, not to Neens "
+                     "(that collector must forward them with the key)")
     auth = {k.lower(): v for k, v in exporter_headers(env).items()}.get("authorization", "")
     if api_key and auth.strip() == f"Bearer {api_key}":
         return Check(name, True)
@@ -149,8 +136,8 @@ def run_checks(client: NeensClient | None, base_url: str, api_key: str | None,
         checks.append(Check("API key accepted", False, "skipped: the base URL did not answer",
                             "fix the base URL first"))
     checks.append(check_otlp_set(env))
-    checks.append(check_otlp_accepts(env))
-    checks.append(check_headers_carry_key(env, api_key))
+    checks.append(check_otlp_accepts(env, base_url=base_url, api_key=api_key))
+    checks.append(check_headers_carry_key(env, api_key, base_url))
     return checks
 
 

@@ -6,8 +6,10 @@ XML (JUnit), a GitHub workflow command or a dotenv file it goes through one of t
 
 Rules kept here:
 - Markdown: backslash-escape Markdown punctuation, HTML-escape ``<``, ``>`` and ``&``, break
-  ``@mentions`` (and ``#123`` references) with a zero-width space so nobody is pinged, and put
-  a whole value on one line when it goes into a table cell.
+  ``@mentions`` and cross-references with a zero-width space so nobody is pinged and nothing
+  is linked or cross-referenced (GitHub: ``#12``, ``GH-77``, ``owner/repo#12``, github.com
+  URLs; GitLab: ``!123``, ``%v1``, ``&45``), and put a whole value on one
+  line when it goes into a table cell.
 - Truncation never cuts a character in two: by characters (the comment cap) or by UTF-8
   bytes (the 1 MiB summary cap), preferring a line boundary, always with a visible note.
 """
@@ -25,8 +27,16 @@ _MD_SPECIAL = frozenset("\\`*_[]|~$")
 # ...and these only matter at the start of a line (headings, lists, quotes, setext rules).
 _MD_LINE_START = re.compile(r"^(?:[#+\-=>]|\d+[.)])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REF = re.compile(r"#(?=\d)")
+# Reference sigils of GitHub and GitLab, each followed by what can start a reference: a zero-
+# width space after the sigil keeps the text and breaks the reference. (``&`` is already
+# ``&amp;`` here, ``"`` is ``&quot;``.)
+_SIGIL_REF = re.compile(
+    r"(@)(?=[A-Za-z0-9])|(#|!|&amp;)(?=\d)|(%)(?=[A-Za-z0-9]|&quot;)"
+)
+_GH_DASH_REF = re.compile(r"(?i)\b(gh-)(?=\d)")
+# A github.com URL (issue, pull request, commit...) would be linked, shown as a reference and
+# add a "mentioned this" event to the target: the scheme, ``www.`` and the host are broken.
+_GITHUB_URL = re.compile(r"(?i)(https?:)?(//)?(www)?(\.?github\.com)(?=/)")
 _WS = re.compile(r"\s+")
 # Bidirectional embedding/override/isolate controls (U+202A-U+202E, U+2066-U+2069) and the
 # marks U+200E/U+200F/U+061C: they can make a reader see text in another order.
@@ -38,6 +48,11 @@ _BARE_WWW = re.compile(r"(?i)(?<![A-Za-z0-9])(www)(?=\.)")
 # Characters XML 1.0 forbids (C0 controls except tab/newline/CR, surrogates, U+FFFE/U+FFFF).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# GitHub workflow commands: ``##[name ...]`` anywhere in a line, ``::name::`` at a line start
+# after leading whitespace (.NET ``TrimStart``: Unicode spaces too); lines break at CR or LF.
+_GH_LEGACY = re.compile(r"##\[")
+_GH_LINE = re.compile(r"([\r\n])(\s*)::")
 
 
 def one_line(text: object) -> str:
@@ -92,9 +107,20 @@ def md_text(text: object, *, line_start: bool = False) -> str:
     m = _MD_LINE_START.match(escaped) if line_start else None
     if m:
         escaped = escaped[: m.end() - 1] + "\\" + escaped[m.end() - 1 :]
-    escaped = _MENTION.sub("@" + ZWSP, escaped)
-    escaped = _BARE_WWW.sub(r"\1" + ZWSP, _BARE_SCHEME.sub(r"\1" + ZWSP, escaped))
-    return _REF.sub("#" + ZWSP, escaped)
+    escaped = no_references(escaped)  # github.com URLs first: then no bare link is left there
+    return _BARE_WWW.sub(r"\1" + ZWSP, _BARE_SCHEME.sub(r"\1" + ZWSP, escaped))
+
+
+def no_references(escaped: str) -> str:
+    """Already-escaped Markdown with every mention and cross-reference broken by a zero-width
+    space (what a reader sees is unchanged)."""
+    escaped = _GITHUB_URL.sub(_break_github_url, escaped)
+    escaped = _GH_DASH_REF.sub(lambda m: m.group(1) + ZWSP, escaped)
+    return _SIGIL_REF.sub(lambda m: m.group(0) + ZWSP, escaped)
+
+
+def _break_github_url(m: re.Match[str]) -> str:
+    return ZWSP.join(part for part in m.groups() if part) + ZWSP
 
 
 def md_cell(text: object, limit: int | None = None) -> str:
@@ -191,6 +217,22 @@ def truncate_bytes(text: str, limit: int, note: str) -> str:
 def xml_text(text: object) -> str:
     """Drop characters that XML 1.0 cannot carry at all (ElementTree escapes the rest)."""
     return _XML_ILLEGAL.sub("", str(text))
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it can be encoded as UTF-8
+    (a server's ``"\\ud800"`` decodes to one)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def gh_inert(text: str, *, line_start: bool = True) -> str:
+    """Untrusted text that the GitHub runner cannot read as a workflow command: ``##[``
+    anywhere and a leading ``::`` on any line get a zero-width space (the runner's
+    ``TrimStart`` does not remove it). ``line_start``: ``text`` opens a line."""
+    text = _GH_LEGACY.sub("##" + ZWSP + "[", text)
+    lead = "\n" if line_start else ""
+    fixed = _GH_LINE.sub(lambda m: m.group(1) + m.group(2) + ZWSP + "::", lead + text)
+    return fixed[len(lead):]
 
 
 def gh_data(text: object) -> str:

@@ -31,7 +31,7 @@ class Clock:
 
 @dataclass
 class World:
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
     err: TextIO = field(default_factory=lambda: sys.stderr)  # human log
     out: TextIO = field(default_factory=lambda: sys.stdout)  # machine output (--json)
     clock: Clock = field(default_factory=Clock)

@@ -9,10 +9,14 @@ to resume background work after a restart). For every request, in order:
    500, a 429 with ``Retry-After: 1`` or a dropped connection is answered BEFORE the handler
    runs, so a faulted request has no side effects; a stall sleeps ``stall_s`` (2 s) and then
    handles the request normally;
-3. the body is read (chunked and gzip/deflate encodings accepted, 32 MiB cap);
-4. ``Authorization: Bearer <key>`` is checked on every route (401 ``{"detail"}``);
+3. ``Authorization: Bearer <key>`` is checked on every route BEFORE the body is read: a 401
+   ``{"detail"}`` is answered without reading it, and the connection is closed;
+4. the body is read (chunked and gzip/deflate encodings accepted, 32 MiB cap);
 5. unknown path => 404, wrong method => 405, then the handler. ``ApiError`` => its status
    with ``{"detail": ...}``; any other exception => 500 (logged); the server keeps serving.
+
+Connections are served by a bounded pool of threads (``neens_sandbox.pool``): excess
+connections wait for a worker, and beyond the queue they are answered 503.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ import threading
 import time
 import traceback
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from neens_sandbox.context import Context
 from neens_sandbox.http import ApiError, Request, Response, Route
+from neens_sandbox.pool import BoundedPoolMixIn
 
 MAX_BODY = 32 * 1024 * 1024
 
@@ -67,8 +72,7 @@ class Chaos:
             return self.rng.choice(self.kinds)
 
 
-class SandboxServer(ThreadingHTTPServer):
-    daemon_threads = True
+class SandboxServer(BoundedPoolMixIn, HTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
@@ -77,7 +81,12 @@ class SandboxServer(ThreadingHTTPServer):
         self.routes = routes
         opts = ctx.options
         self.chaos = Chaos(opts.chaos, opts.chaos_seed, opts.chaos_kinds)
+        self.init_pool()
         super().__init__(addr, SandboxHandler)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.close_pool()
 
 
 class SandboxHandler(BaseHTTPRequestHandler):
@@ -123,6 +132,16 @@ class SandboxHandler(BaseHTTPRequestHandler):
             return
         if fault == "stall":
             time.sleep(ctx.options.stall_s)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            self._authenticate(headers)
+        except ApiError as exc:
+            # The body (up to 32 MiB) is never read for an unauthenticated client: the
+            # connection cannot be reused with it unread, so it is closed after the answer.
+            self.close_connection = True
+            self._send(Response(exc.status, {"detail": exc.detail}), method, path, started)
+            self._discard_small_body()
+            return
         try:
             body = self._read_body()
         except ApiError as exc:
@@ -138,9 +157,7 @@ class SandboxHandler(BaseHTTPRequestHandler):
                             headers={"Retry-After": "1"})
             self._send(resp, method, path, started, note="chaos")
             return
-        headers = {k.lower(): v for k, v in self.headers.items()}
         try:
-            self._authenticate(headers)
             if route is None:
                 if allowed:
                     raise ApiError(405, f"method {method} not allowed on {path}")
@@ -182,6 +199,21 @@ class SandboxHandler(BaseHTTPRequestHandler):
         keys = self.server.ctx.api_keys
         if not any(hmac.compare_digest(token.encode(), k.encode()) for k in keys):
             raise ApiError(401, "invalid API key")
+
+    def _discard_small_body(self) -> None:
+        """After an early answer: swallow a small declared body (up to 64 KiB), so closing
+        the socket with it unread does not reset the connection before the client reads the
+        answer. A larger or chunked body is never read."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return
+        if 0 < length <= 65536 and "Transfer-Encoding" not in self.headers:
+            try:
+                self.connection.settimeout(1.0)
+                self.rfile.read(length)
+            except OSError:
+                pass
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -20,7 +20,7 @@ from urllib.parse import quote
 import requests
 from requests.auth import AuthBase
 
-from neens_action.api.json_stream import decode_chunks
+from neens_action.api.json_stream import TooLarge, decode_chunks, loads
 from neens_action.errors import NeensApiError
 
 DETAIL_MAX = 200
@@ -67,7 +67,7 @@ def error_detail(text: str, content_type: str = "") -> str:
     if stripped.startswith(("{", "[")) or "json" in content_type.lower():
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         found = _detail_from_json(data)
         if found:
@@ -149,8 +149,10 @@ def decode_json(method: str, path: str, status: int, raw: bytes, content_type: s
     if not raw or not raw.strip():
         return None
     try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+        return loads(raw)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        if "nested too deeply" in str(exc):
+            raise
         raise non_json_error(method, path, status, content_type) from None
 
 
@@ -169,18 +171,61 @@ def rows_reader(row: Callable[[Any], Any],
     return read
 
 
+MAX_BODY_BYTES = 256 * 1024 * 1024  # a 2xx answer, by default (10,000 items: ~3 MB)
+ERROR_BODY_BYTES = 64 * 1024  # an error answer: only its detail is read
+
+
+def capped(chunks: Iterable[bytes], limit: int, what: str = "NEENS_MAX_BODY_BYTES"
+           ) -> Iterable[bytes]:
+    """``chunks``, raising :class:`TooLarge` once more than ``limit`` bytes came."""
+    seen = 0
+    for chunk in chunks:
+        seen += len(chunk)
+        if seen > limit:
+            raise TooLarge(f"more than {limit} bytes (the cap, {what})")
+        yield chunk
+
+
 def decode_body(method: str, path: str, resp: requests.Response,
-                reader: Callable[[Iterable[bytes]], Any] | None) -> Any:
-    """A 2xx body: ``json.loads`` of the whole (small) body, or ``reader`` over its chunks
-    as they arrive; a body that is not JSON is a NeensApiError naming its content type."""
+                reader: Callable[[Iterable[bytes]], Any] | None,
+                limit: int = MAX_BODY_BYTES) -> Any:
+    """A 2xx body, read through the byte cap: ``json.loads`` of the whole (small) body, or
+    ``reader`` over its chunks as they arrive. A body that is not JSON (or not UTF-8), is
+    nested too deeply, or is past a cap is a NeensApiError of one line."""
     content_type = resp.headers.get("Content-Type", "")
-    if reader is None:
-        return decode_json(method, path, resp.status_code, resp.content, content_type)
     with resp:
+        chunks = capped(resp.iter_content(CHUNK), limit)
         try:
-            return reader(resp.iter_content(CHUNK))
-        except ValueError:  # JSONDecodeError, UnicodeDecodeError
+            if reader is None:
+                return decode_json(method, path, resp.status_code, b"".join(chunks),
+                                   content_type)
+            return reader(chunks)
+        except TooLarge as exc:
+            raise unreadable(method, path, f"an answer with {exc}") from None
+        except RecursionError:
+            raise unreadable(method, path, "JSON nested too deeply to read") from None
+        except MemoryError:
+            raise unreadable(method, path, "an answer too large to hold in memory") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            if "nested too deeply" in str(exc):
+                raise unreadable(method, path, "JSON nested too deeply to read") from None
             raise non_json_error(method, path, resp.status_code, content_type) from None
+
+
+def unreadable(method: str, path: str, what: str) -> NeensApiError:
+    return NeensApiError(f"{method} {path} returned {what}; is --base-url the Neens API "
+                         "origin?", status=200, method=method, path=path)
+
+
+def read_error_body(resp: requests.Response) -> None:
+    """Read at most :data:`ERROR_BODY_BYTES` of an error answer (kept as its content)."""
+    data = bytearray()
+    with resp:
+        for chunk in resp.iter_content(CHUNK):
+            data += chunk[: ERROR_BODY_BYTES - len(data)]
+            if len(data) >= ERROR_BODY_BYTES:
+                break
+    resp._content = bytes(data)  # what `resp.content` / `resp.text` give from now on
 
 
 def drain(resp: requests.Response) -> None:

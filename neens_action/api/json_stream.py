@@ -9,18 +9,58 @@ only what that function keeps stays in memory.
 Only the framing of the top-level object and of that one list is done here; every value is
 decoded by the standard library (:meth:`json.JSONDecoder.raw_decode`). A body that is not a
 JSON object is decoded whole, as :func:`json.loads` would. Malformed JSON raises ValueError.
+
+Decoding stays linear: a value cut by the end of the text read so far is tried again only
+once the unread text has doubled, so a 4 MiB value costs about two decodes, not 64.
+Limits: at most :data:`MAX_ITEMS` rows (a :class:`TooLarge` beyond, per call through
+:data:`max_items`); JSON nested deeper than the decoder can follow is a ValueError too.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 _DECODER = json.JSONDecoder()
 _SPACE = " \t\n\r"
 _NUMBER_TAIL = ".eE+-"  # a number followed by one of these was cut before its fraction/exponent
+MAX_ITEMS = 1_000_000  # rows of the ``items`` list, by default
+max_items: ContextVar[int] = ContextVar("max_items", default=MAX_ITEMS)
+
+
+class TooLarge(Exception):
+    """An answer past a cap (rows, bytes): the message names the cap."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape of a (maybe lone) surrogate
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD: a
+    ``"\\ud800"`` from a server must not crash an encoder later (an agent's environment, a
+    file, the log)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    return value
+
+
+def loads(data: bytes | str) -> Any:
+    """``json.loads`` of strict UTF-8 with lone surrogates replaced (see :func:`scrub`)."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    return scrub(value) if _ESCAPE.search(text) else value
 
 
 def keep(value: Any) -> Any:
@@ -37,6 +77,7 @@ class _Text:
         self.buf = ""
         self.pos = 0
         self.done = False
+        self.surrogates = False  # a surrogate escape was seen: decoded values are scrubbed
 
     def more(self) -> bool:
         """Append the next chunk (dropping what was consumed); False at the end."""
@@ -48,6 +89,8 @@ class _Text:
             else:
                 text = self._utf8.decode(chunk)
             if text:
+                if not self.surrogates:
+                    self.surrogates = _ESCAPE.search(self.buf[-5:] + text) is not None
                 self.buf = self.buf[self.pos:] + text
                 self.pos = 0
                 return True
@@ -70,22 +113,33 @@ class _Text:
         self.pos += 1
         return char
 
+    def grow(self) -> bool:
+        """Read until the unread text is twice as long (or the body ends); False when
+        nothing more came. Doubling keeps the retries of a long value linear."""
+        want = 2 * max(len(self.buf) - self.pos, 1)
+        grew = False
+        while len(self.buf) - self.pos < want and self.more():
+            grew = True
+        return grew
+
     def value(self) -> Any:
         """Decode the next JSON value. A value that may have been cut short by the end of
         the text read so far (``12`` of ``123``, ``1`` of ``1e5``) is decoded again with
-        more text."""
+        (twice as much) more text."""
         self.skip_space()
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError:
-                if self.more():
+                if self.grow():
                     continue
                 raise
-            if self._maybe_cut(value, end) and self.more():
+            except RecursionError:
+                raise ValueError("JSON nested too deeply") from None
+            if self._maybe_cut(value, end) and self.grow():
                 continue
             self.pos = end
-            return value
+            return scrub(value) if self.surrogates else value
 
     def _maybe_cut(self, value: Any, end: int) -> bool:
         if self.done:
@@ -114,7 +168,7 @@ def decode_chunks(chunks: Iterable[bytes], *, key: str = "items",
     if not first:
         return None
     if first != "{":
-        return json.loads(text.rest())
+        return loads(text.rest())
     text.pos += 1
     out: dict[str, Any] = {}
     if text.skip_space() == "}":
@@ -146,7 +200,12 @@ def _elements(text: _Text, element: Callable[[Any], Any] | None) -> list[Any]:
     if text.skip_space() == "]":
         text.pos += 1
         return rows
+    cap = max_items.get()
+    count = 0
     while True:
+        count += 1
+        if count > cap:
+            raise TooLarge(f"more than {cap} items (the cap, NEENS_MAX_ITEMS)")
         value = text.value()
         if element is keep:
             rows.append(value)

@@ -36,7 +36,10 @@ from typing import Any
 import requests
 
 from neens_action import __version__
+from neens_action.api import json_stream
+from neens_action.api.deadline import Deadline, DeadlineAdapter
 from neens_action.api.http_util import (
+    MAX_BODY_BYTES,
     STATUS_HINTS,
     BearerAuth,
     backoff_delay,
@@ -47,11 +50,13 @@ from neens_action.api.http_util import (
     never_sent,
     parse_retry_after,
     path_segment,
+    read_error_body,
     transport_failure,
 )
 from neens_action.errors import NeensApiError
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
+REQUEST_BUDGET = 300.0  # seconds of wall clock per attempt, body included
 
 
 class Transport:
@@ -71,6 +76,9 @@ class Transport:
         max_retry_after: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[float, float], float] = random.uniform,
+        request_budget: float | None = REQUEST_BUDGET,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        max_items: int = json_stream.MAX_ITEMS,
     ) -> None:
         base = (base_url or "").strip().rstrip("/")
         if not base:
@@ -85,7 +93,13 @@ class Transport:
         self._api_key = api_key or None
         self._sleep = sleep
         self._rand = rand
+        self.request_budget = request_budget
+        self.max_body_bytes = max_body_bytes
+        self.max_items = max_items
         self.session = session or requests.Session()
+        if isinstance(self.session, requests.Session):  # the budget needs our adapter
+            self.session.mount("http://", DeadlineAdapter())
+            self.session.mount("https://", DeadlineAdapter())
         if self._api_key:
             self.session.auth = BearerAuth(self._api_key)
         self.session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
@@ -148,16 +162,25 @@ class Transport:
         ends = None if budget is None else time.monotonic() + budget
         for attempt in range(attempts):
             last = attempt == attempts - 1 or (ends is not None and time.monotonic() >= ends)
+            deadline = Deadline(self.request_budget)
+            cap = json_stream.max_items.set(self.max_items)
             try:
-                resp = self.session.request(method, url, data=data, headers=headers,
-                                            timeout=tmo, allow_redirects=True, stream=True)
-                status = resp.status_code
-                if 200 <= status < 300:
-                    if not decode:
-                        return drain(resp)
-                    return decode_body(method, path, resp, reader)
-                resp.content  # noqa: B018 - read the (small) error body here, under the except
+                with deadline:
+                    resp = self.session.request(method, url, data=data, headers=headers,
+                                                timeout=tmo, allow_redirects=True, stream=True)
+                    status = resp.status_code
+                    if 200 <= status < 300:
+                        if not decode:
+                            return drain(resp)
+                        return decode_body(method, path, resp, reader, self.max_body_bytes)
+                    read_error_body(resp)  # a capped read, here under the except
+            except NeensApiError:
+                if deadline.fired:
+                    raise self._budget_error(method, path) from None
+                raise
             except requests.exceptions.RequestException as exc:
+                if deadline.fired:  # a dripping server: no retry would do better
+                    raise self._budget_error(method, path) from None
                 err = self._transport_error(method, path, exc, read)
                 if idempotency_key and not never_sent(exc):
                     found = self._created_by(idempotency_key, err, created_in)
@@ -167,6 +190,8 @@ class Transport:
                     raise err from None
                 self._sleep(backoff_delay(attempt, rand=self._rand))
                 continue
+            finally:
+                json_stream.max_items.reset(cap)
             if status == 409 and conflict_ok:
                 return None
             if idempotency_key and status >= 500:
@@ -185,6 +210,13 @@ class Transport:
                 continue
             raise self._status_error(method, path, resp)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _budget_error(self, method: str, path: str) -> NeensApiError:
+        return NeensApiError(
+            f"{method} {path} failed: no complete answer within {self.request_budget:g} s (the "
+            f"request budget, NEENS_REQUEST_BUDGET; is Neens reachable at {self.base_url}?)",
+            # 408, our own request timeout: not transient, so no poll loop asks again
+            status=408, method=method, path=path)
 
     def _created_by(self, key: str, err: NeensApiError,
                     created_in: tuple[str, str] = ("/preprod-evals", "runs")) -> dict | None:

@@ -2,7 +2,9 @@
 
 Its output is streamed to the log as it comes (CI logs are read live); on GitHub inside a
 ``::group::`` and ``::stop-commands::``, so nothing a dependency prints can run a workflow
-command. A failure (non-zero exit, timeout, no shell) is one sentence the front door turns
+command. When the command exits, its whole process group is killed (a background server it
+left behind must not write to the log later) and whatever still arrives on the pipe is
+dropped. A failure (non-zero exit, timeout, no shell) is one sentence the front door turns
 into an errored outcome (exit 2), still published like any other result.
 """
 
@@ -20,6 +22,7 @@ from neens_action.publish.actions import Commands
 from neens_action.text import excerpt
 
 KILL_GRACE = 5.0
+DRAIN = 1.0  # seconds to read what the exited command left in the pipe
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -33,8 +36,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def _pump(stream: IO[bytes], log: Callable[[str], None]) -> None:
+def _pump(stream: IO[bytes], log: Callable[[str], None], done: threading.Event) -> None:
     for raw in iter(stream.readline, b""):
+        if done.is_set():  # the command has exited: later output is dropped
+            break
         log(raw.decode("utf-8", "replace").rstrip("\r\n"))
     stream.close()
 
@@ -44,12 +49,8 @@ def _shielded(commands: Commands | None, title: str) -> Iterator[None]:
     if commands is None:
         yield
         return
-    was_paused = commands.paused
-    commands.resume()
     with commands.group(title), commands.stopped():
         yield
-    if was_paused:
-        commands.stop()
 
 
 def run_install(
@@ -72,18 +73,27 @@ def run_install(
         except OSError as exc:
             return f"the install command could not start ({exc.strerror or exc})"
         assert proc.stdout is not None
-        reader = threading.Thread(target=_pump, args=(proc.stdout, log), daemon=True)
+        done = threading.Event()
+        reader = threading.Thread(target=_pump, args=(proc.stdout, log, done), daemon=True)
         reader.start()
         try:
             rc = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
+            done.set()
             reader.join(KILL_GRACE)
             return f"the install command did not finish within {timeout:g} s and was stopped"
         except KeyboardInterrupt:
             _kill_group(proc)
+            done.set()
             raise
-        reader.join(KILL_GRACE)  # a background child may hold the pipe: do not wait forever
+        # what the command itself printed is in the pipe: read it, briefly; then its
+        # process group (a server left in the background) is killed and the rest dropped
+        reader.join(DRAIN)
+        done.set()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        reader.join(KILL_GRACE)
     if rc != 0:
         return f"the install command failed with exit code {rc}"
     log("neens: install: done")

@@ -31,6 +31,7 @@ from neens_action.ci.context import (
     detect_platform,
     workspace_of,
 )
+from neens_action.ci.harden import make_undumpable
 from neens_action.ci.inputs import InputError
 from neens_action.ci.install import run_install
 from neens_action.ci.modes import push as push_mode
@@ -40,7 +41,7 @@ from neens_action.ci.modes import stress as stress_mode
 from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
-from neens_action.publish.actions import Commands
+from neens_action.publish.actions import Commands, GuardedStream
 from neens_action.report.build.errors import in_input_terms, outcome_in_input_terms
 from neens_action.settings.connection import make_client
 from neens_action.world import World
@@ -95,7 +96,6 @@ def bad_input(platform: str, err: InputError, commands: Commands | None, world: 
     if platform != "github" or commands is None:
         world.log(f"neens: error: input {err.name}: {err.why}")
         return EXIT_ERROR
-    commands.resume()
     commands.error(f"{err.name}: {err.why}", title="neens input")
     from neens_action.publish.actions import write_outputs, write_summary
     from neens_action.report.build.errors import bad_input_report
@@ -114,21 +114,40 @@ def bad_input(platform: str, err: InputError, commands: Commands | None, world: 
 
 
 def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = None) -> int:
-    """The whole CI step; returns the exit code."""
+    """The whole CI step; returns the exit code.
+
+    On GitHub every line goes through a :class:`GuardedStream` (untrusted text is inert)
+    and, from the line after the masks until the end, commands are paused: only our own
+    annotations and groups run, each resumed around itself.
+    """
     env = dict(os.environ if environ is None else environ)
-    err = stream or sys.stderr
+    make_undumpable()  # agents cannot read /proc/$PPID/environ
     platform = detect_platform(env)
-    commands = Commands(err) if platform == "github" else None
-    if commands is not None:
-        for secret in ci_inputs.secrets_in(env):
-            commands.mask(secret)
+    if platform != "github":
+        return _run(env, platform, stream or sys.stderr, None)
+    guard = GuardedStream(stream or sys.stderr)
+    commands = Commands(guard)
+    for secret in ci_inputs.secrets_in(env):
+        commands.mask(secret)
+    commands.stop()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = guard  # a stray print is inert too
+    try:
+        return _run(env, platform, guard, commands)
+    finally:
+        sys.stdout, sys.stderr = saved
+        commands.resume()
+
+
+def _run(env: dict[str, str], platform: str, err: TextIO, commands: Commands | None) -> int:
     world = World(environ=env, err=err, out=sys.stdout)
     client: NeensClient | None = None
     try:
         inputs = ci_inputs.parse_inputs(env)
         if not str(inputs.get("api-key") or "").strip():
             raise InputError("api-key", EMPTY_KEY)  # never send an empty key to Neens
-        world = World(environ=agent_environment(env, inputs), err=err, out=sys.stdout)
+        world = World(environ=agent_environment(env, inputs, warn=world.log), err=err,
+                      out=sys.stdout)
         workspace = workspace_of(env)
         wd = inputs.get("working-directory")
         if wd:
@@ -143,7 +162,7 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
             raise InputError("mode", f"must be one of {', '.join(MODES)}, got {mode[:40]!r}")
         plan = MODES[mode](ctx)
         job = jobs.job(plan.job)
-        client = make_client(plan.settings)
+        client = make_client(plan.settings, log=world.log)
         failure = None
         if inputs.get("install"):
             failure = run_install(inputs["install"], env=world.environ,
@@ -156,22 +175,15 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
         flow = (lambda: job.blank(in_input_terms(failure))) if failure else (
             lambda: outcome_in_input_terms(job.run_flow(plan.settings, client=client,
                                                         world=world, policy=plan.policy)))
-        if commands is not None:
-            commands.stop()  # the flow's log (prompts, agent errors) is shown, never run
-        try:
-            return pipeline.execute(
-                job, plan.settings, world=world, policy=plan.policy, client=client,
-                publishers=publishers_for(ctx, job.name),
-                junit_path=artifact_path(ctx, "junit-file"), flow=flow,
-            )
-        finally:
-            if commands is not None:
-                commands.resume()
+        return pipeline.execute(
+            job, plan.settings, world=world, policy=plan.policy, client=client,
+            publishers=publishers_for(ctx, job.name),
+            junit_path=artifact_path(ctx, "junit-file"), flow=flow,
+        )
     except InputError as exc:
         return bad_input(platform, exc, commands, world, env)
     except NeensError as exc:
         if commands is not None:
-            commands.resume()
             commands.error(in_input_terms(str(exc)), title="neens")
         else:
             world.log(f"neens: error: {in_input_terms(str(exc))}")

@@ -5,10 +5,17 @@ command runs, so ``neens --version`` starts without click; each command group is
 ``neens_action/cli`` (the sandbox server is ``neens_sandbox.cli``), imported only when used.
 Every error is turned into one line on stderr and the exit-code contract here:
 0 gate passed, 1 gate failed, 2 run error / bad usage, 130 interrupted.
+
+In a GitHub ``run:`` step (``GITHUB_ACTIONS=true``) the CLI shields itself: workflow commands
+are paused from its first line to its last (``::stop-commands::`` with a random token, which
+the runner applies to stdout and stderr alike) and its human log on stderr goes through a
+:class:`~neens_action.publish.actions.GuardedStream`, so a gate name, a prompt or a server
+answer can never run a command. Machine output (``--json`` on stdout) is left byte-exact.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -34,9 +41,24 @@ def run(argv: list[str] | None = None) -> int:
     if args == ["--version"]:  # the fast path: no click, no requests
         print(f"neens {__version__}")
         return 0
+    from neens_action.ci.harden import make_undumpable
     from neens_action.cli.app import invoke
 
-    return invoke(argv)
+    make_undumpable()  # the agents we run cannot read /proc/$PPID/environ
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return invoke(argv)
+    from neens_action.publish.actions import Commands, GuardedStream
+
+    saved = sys.stderr
+    guard = GuardedStream(saved)
+    commands = Commands(guard)
+    commands.stop()
+    sys.stderr = guard
+    try:
+        return invoke(argv)
+    finally:
+        sys.stderr = saved
+        commands.resume()
 
 
 if __name__ == "__main__":  # pragma: no cover

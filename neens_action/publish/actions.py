@@ -6,23 +6,77 @@
   multi-line values); :func:`write_summary` appends to ``$GITHUB_STEP_SUMMARY`` within 1 MiB.
 
 The runner reads commands on stdout and stderr alike; we write them on the same stream as the
-human log so their order is exact.
+human log so their order is exact. :class:`GuardedStream` is that stream on GitHub: every
+line of text written through it is made inert (``##[`` anywhere and a leading ``::`` are
+broken, lone surrogates replaced) and only :meth:`Commands._emit` writes a real command, as
+one ``write`` under the stream's lock so no other thread's text can split it.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import secrets
 import sys
+import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TextIO
 
-from neens_action.text import gh_data, gh_property, utf8_len
+from neens_action.text import gh_data, gh_inert, gh_property, scrub_text, utf8_len
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 annotations of each kind per step
 _OUTPUT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+class GuardedStream(io.TextIOBase):
+    """A text stream whose plain text can never be read as a workflow command.
+
+    ``write`` neutralises untrusted text line by line (knowing whether it starts a line);
+    :meth:`command` writes one trusted command line whole, on a line of its own.
+    """
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self.raw = raw
+        self.lock = threading.RLock()
+        self._line_blank = True  # nothing but whitespace written on the current line
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        with self.lock:
+            safe = gh_inert(scrub_text(text), line_start=self._line_blank)
+            self.raw.write(safe)
+            tail = re.split(r"[\r\n]", safe)[-1]
+            self._line_blank = (self._line_blank if tail == safe else True) and not tail.strip()
+            return len(text)
+
+    def command(self, line: str) -> None:
+        """Write one command line whole (a newline first when a line is open)."""
+        with self.lock:
+            lead = "" if self._line_blank else "\n"
+            self.raw.write(f"{lead}{line}\n")
+            self.raw.flush()
+            self._line_blank = True
+
+    def flush(self) -> None:
+        with self.lock:
+            self.raw.flush()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.raw, "encoding", None) or "utf-8"
 
 
 class Commands:
@@ -40,7 +94,31 @@ class Commands:
         self._token: str | None = None
 
     def _emit(self, line: str) -> None:
-        print(line, file=self.stream, flush=True)
+        """One trusted command line, in one write (never split by another thread's text)."""
+        if isinstance(self.stream, GuardedStream):
+            self.stream.command(line)
+        else:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def _command(self, line: str) -> None:
+        """A command that must run even while commands are paused: resumed around it (the
+        pause goes on with a fresh token)."""
+        lock = self.stream.lock if isinstance(self.stream, GuardedStream) else nullcontext()
+        with lock:  # no other thread's text between the resume and the new pause
+            if self._token is None:
+                self._emit(line)
+                return
+            self.resume()
+            try:
+                self._emit(line)
+            finally:
+                self.stop()
+
+    def _text(self, line: str) -> None:
+        """Untrusted text: inert whatever the stream (and shown as text while paused)."""
+        self.stream.write(gh_inert(scrub_text(line)) + "\n")
+        self.stream.flush()
 
     @property
     def paused(self) -> bool:
@@ -53,7 +131,7 @@ class Commands:
         parts = [secret, *secret.splitlines()]
         for part in dict.fromkeys(parts):
             if part.strip():
-                self._emit(f"::add-mask::{gh_data(part)}")
+                self._command(f"::add-mask::{gh_data(part)}")
 
     def stop(self) -> str:
         """Pause command processing with a fresh random token; returns the token."""
@@ -80,32 +158,26 @@ class Commands:
 
     @contextmanager
     def group(self, title: str) -> Iterator[None]:
-        self._emit(f"::group::{gh_data(title)}")
+        self._command(f"::group::{gh_data(title)}")
         try:
             yield
         finally:
-            self._emit("::endgroup::")
+            self._command("::endgroup::")
 
     def annotate(self, kind: str, message: str, *, title: str | None = None) -> bool:
-        """``::<kind> title=...::message``; False (and counted) once the cap is reached."""
+        """``::<kind> title=...::message``; False (and counted) once the cap is reached: the
+        message is then printed as inert text, commands left paused when they were."""
         if kind not in {"error", "warning", "notice"}:
             raise ValueError(f"unknown annotation kind {kind!r}")
-        resumed_from = self._token
-        if resumed_from is not None:
-            self.resume()
-        try:
-            used = self.counts.get(kind, 0)
-            if used >= ANNOTATION_CAP:
-                self.dropped[kind] = self.dropped.get(kind, 0) + 1
-                self._emit(f"neens: {kind}: {' '.join(message.split())}")
-                return False
-            self.counts[kind] = used + 1
-            props = f" title={gh_property(title)}" if title else ""
-            self._emit(f"::{kind}{props}::{gh_data(message)}")
-            return True
-        finally:
-            if resumed_from is not None:
-                self.stop()
+        used = self.counts.get(kind, 0)
+        if used >= ANNOTATION_CAP:
+            self.dropped[kind] = self.dropped.get(kind, 0) + 1
+            self._text(f"neens: {kind}: {' '.join(message.split())}")
+            return False
+        self.counts[kind] = used + 1
+        props = f" title={gh_property(title)}" if title else ""
+        self._command(f"::{kind}{props}::{gh_data(scrub_text(message))}")
+        return True
 
     def error(self, message: str, *, title: str | None = None) -> bool:
         return self.annotate("error", message, title=title)
@@ -120,7 +192,7 @@ class Commands:
         """Print untrusted text verbatim with command processing paused."""
         with self.stopped():
             for line in text.splitlines() or [""]:
-                self._emit(line)
+                self._text(line)
 
 
 def _delimiter(value: str) -> str:
@@ -148,7 +220,7 @@ def format_outputs(outputs: Mapping[str, str]) -> str:
 def write_outputs(path: str | Path, outputs: Mapping[str, str]) -> None:
     """Append ``outputs`` to the runner's output file (``$GITHUB_OUTPUT``)."""
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(format_outputs(outputs))
+        fh.write(scrub_text(format_outputs(outputs)))
 
 
 def summary_room(path: str | Path, limit: int) -> int:
@@ -162,6 +234,7 @@ def summary_room(path: str | Path, limit: int) -> int:
 
 def write_summary(path: str | Path, markdown: str) -> int:
     """Append ``markdown`` to the step summary file; returns the bytes written."""
+    clean = scrub_text(markdown)
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(markdown)
-    return utf8_len(markdown)
+        fh.write(clean)
+    return utf8_len(clean)

@@ -2,7 +2,10 @@
 
 One comment per (workflow, job, mode, matrix leg), found by a hidden marker across every page
 of the PR's comments and edited in place (``comment: update``); ``new`` always posts; ``off``
-never gets here. A fork PR, a read-only token, 401/403/404 or a network failure is a notice,
+never gets here. Only a comment that *opens* with the marker and was written by the token's
+own identity is ours (the authenticated user; ``github-actions[bot]`` for the workflow token,
+which may not read ``/user``): a marker planted by a PR author is left alone and a new
+comment is posted. A fork PR, a read-only token, 401/403/404 or a network failure is a notice,
 never a failed build. ``GITHUB_API_URL`` points PyGithub at GitHub Enterprise.
 """
 
@@ -16,7 +19,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from neens_action.text import scrub_text
+
 MARKER_PREFIX = "<!-- neens-eval-action"
+WORKFLOW_BOT = "github-actions[bot]"  # who the workflow's GITHUB_TOKEN writes as
 DEFAULT_API_URL = "https://api.github.com"
 
 
@@ -156,33 +162,43 @@ def _why(exc: BaseException) -> str:
     return f"GitHub could not be reached ({type(exc).__name__})"
 
 
-def _find(issue: Any, mark: str) -> Any | None:
-    """The comment carrying ``mark`` (every page read); a bot's comment wins over others."""
-    found: list[Any] = []
+def identity(gh: Any) -> str:
+    """The login the token writes as: ``GET /user``, or the workflow bot when the token may
+    not read it (an installation token answers 403)."""
+    from github import GithubException
+
+    try:
+        login = gh.get_user().login
+    except GithubException as exc:
+        if _status(exc) in (401, 403, 404):
+            return WORKFLOW_BOT
+        raise
+    return login if isinstance(login, str) and login else WORKFLOW_BOT
+
+
+def _find(issue: Any, mark: str, me: str) -> Any | None:
+    """Our comment: it opens with ``mark`` and ``me`` wrote it (every page read)."""
     for comment in issue.get_comments():
         body = comment.body or ""
-        if body.startswith(mark) or f"\n{mark}" in body:
-            found.append(comment)
-    if not found:
-        return None
-    bots = [c for c in found if str(getattr(c.user, "type", "")) == "Bot"]
-    return (bots or found)[0]
+        login = getattr(comment.user, "login", None) if comment.user is not None else None
+        if body.startswith(mark) and isinstance(login, str) and login.lower() == me.lower():
+            return comment
+    return None
 
 
-def upsert(repo: Any, number: int, mark: str, body: str, mode: str) -> tuple[str, str]:
-    """Create or edit the marked comment on PR ``number``; returns (action, html_url)."""
+def upsert(repo: Any, number: int, mark: str, body: str, mode: str,
+           me: str = WORKFLOW_BOT) -> tuple[str, str]:
+    """Create or edit our marked comment on PR ``number``; returns (action, html_url)."""
     from github import GithubException
 
     issue = repo.get_issue(number)
-    existing = _find(issue, mark) if mode == "update" else None
+    existing = _find(issue, mark, me) if mode == "update" else None
     if existing is not None:
         try:
             existing.edit(body)
             return "updated", existing.html_url or ""
         except GithubException as exc:
-            # Someone else's comment carrying our marker cannot be edited: post our own (a
-            # bot's comment wins the next search). A read-only token fails the create too.
-            if _status(exc) not in (403, 404):
+            if _status(exc) not in (403, 404):  # gone or locked: post a new one
                 raise
     created = issue.create_comment(body)
     return "created", created.html_url or ""
@@ -215,8 +231,10 @@ def post_sticky_comment(
             ],
         )
     result = CommentResult("skipped")
+    body = scrub_text(body)
     try:
         gh = _client(token, ctx.api_url, timeout)
+        me = identity(gh) if mode == "update" else WORKFLOW_BOT
         repo = gh.get_repo(ctx.repository)
         numbers = list(ctx.pr_numbers)
         if not numbers and ctx.sha and ctx.event_name in ("push", "workflow_dispatch", ""):
@@ -226,7 +244,7 @@ def post_sticky_comment(
             return result
         for number in numbers:
             try:
-                action, url = upsert(repo, number, mark, body, mode)
+                action, url = upsert(repo, number, mark, body, mode, me)
             except GithubException as exc:
                 result.notices.append(f"PR #{number}: comment skipped: {_why(exc)}")
                 continue

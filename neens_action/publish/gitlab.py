@@ -1,24 +1,34 @@
-"""GitLab side effects: the sticky merge-request note (REST API via requests) and the dotenv
+"""GitLab side effects: the sticky merge-request note (through python-gitlab) and the dotenv
 report later jobs read as variables.
 
 The note is found by a hidden marker keyed by the job name across every page of notes and
-edited in place. ``CI_JOB_TOKEN`` cannot post notes, so the token is ``NEENS_GITLAB_TOKEN``
-(``api`` scope, ``PRIVATE-TOKEN`` header); without it, or on 401/403/404, we log a notice and
-never fail the job for it.
+edited in place; only a note that *opens* with the marker and was written by the token's own
+user counts (system notes are skipped), so a marker planted by someone else is left alone and
+a new note is posted. An update refused with 403/404 falls back to a new note.
+``CI_JOB_TOKEN`` cannot post notes, so the token is ``NEENS_GITLAB_TOKEN`` (``api`` scope,
+``PRIVATE-TOKEN`` header); without it, or on 401/403/404, we log a notice and never fail the
+job for it. Redirects are never followed (a 3xx is an error): the token stays on its host.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import requests
 
-from neens_action.text import dotenv_value
+from neens_action.text import dotenv_value, scrub_text
+
+if TYPE_CHECKING:
+    from gitlab import Gitlab
+    from gitlab.v4.objects import ProjectMergeRequest
 
 MARKER_PREFIX = "<!-- neens-eval-action"
 DOTENV_LIMIT = 5 * 1024  # GitLab rejects dotenv reports of 5 KB or more
@@ -72,58 +82,105 @@ class _Refused(Exception):
         self.what = what
 
 
+def _no_redirects() -> requests.Session:
+    """A session that treats any redirect as an error (the token must not follow one)."""
+    session = requests.Session()
+    session.max_redirects = 0
+    session.trust_env = False  # no ~/.netrc credentials either
+    return session
+
+
+def _server_url(api_url: str) -> str:
+    """python-gitlab wants the server root; ``CI_API_V4_URL`` ends with ``/api/v4``."""
+    return api_url[: -len("/api/v4")] if api_url.endswith("/api/v4") else api_url
+
+
 class GitLabNotes:
-    """The few GitLab REST calls we make, each with a deadline."""
+    """The few GitLab calls we make, through python-gitlab, each with a deadline."""
 
     def __init__(self, ctx: GitLabContext, token: str, *, timeout: float = 20.0,
                  session: requests.Session | None = None) -> None:
-        self.ctx = ctx
-        self.timeout = timeout
-        self.session = session or requests.Session()
-        self.session.headers["PRIVATE-TOKEN"] = token
-        self.base = f"{ctx.api_url}/projects/{quote(ctx.project_id, safe='')}"
+        import gitlab
 
-    def _call(self, method: str, path: str, **kw: Any) -> requests.Response:
-        try:
-            resp = self.session.request(method, self.base + path, timeout=self.timeout, **kw)
-        except requests.RequestException as exc:
-            raise _Refused(None, f"GitLab could not be reached ({type(exc).__name__})") from exc
-        if resp.status_code >= 400:
-            raise _Refused(resp.status_code, f"GitLab answered {resp.status_code}")
-        return resp
+        self.ctx = ctx
+        self.session = session or _no_redirects()
+        self.gl: Gitlab = gitlab.Gitlab(
+            _server_url(ctx.api_url), private_token=token, timeout=timeout,
+            session=self.session, keep_base_url=True, retry_transient_errors=False,
+            per_page=100,
+        )
+        self.project = self.gl.projects.get(ctx.project_id, lazy=True)
+        self._me: int | None = None
+
+    def __repr__(self) -> str:
+        return f"GitLabNotes(api_url={self.ctx.api_url!r}, project={self.ctx.project_id!r})"
+
+    def me(self) -> int | None:
+        """The token's own user id (None when GitLab will not say)."""
+        if self._me is None:
+            self.gl.auth()
+            user = self.gl.user
+            uid = getattr(user, "id", None) if user is not None else None
+            self._me = uid if isinstance(uid, int) else None
+        return self._me
 
     def merge_requests_of_commit(self, sha: str) -> list[str]:
-        resp = self._call("GET", f"/repository/commits/{quote(sha, safe='')}/merge_requests")
-        data = resp.json()
-        return [
-            str(mr["iid"]) for mr in data if isinstance(mr, dict) and mr.get("state") == "opened"
-        ]
+        mrs = self.project.commits.get(sha, lazy=True).merge_requests(get_all=True)
+        return [str(mr["iid"]) for mr in mrs
+                if isinstance(mr, dict) and mr.get("state") == "opened"]
 
-    def find(self, iid: str, mark: str) -> dict[str, Any] | None:
-        page = "1"
-        for _ in range(MAX_PAGES):
-            resp = self._call(
-                "GET",
-                f"/merge_requests/{iid}/notes",
-                params={"per_page": 100, "page": page, "sort": "asc", "order_by": "created_at"},
-            )
-            for note in resp.json():
-                body = (note.get("body") or "") if isinstance(note, dict) else ""
-                if body.startswith(mark) or f"\n{mark}" in body:
-                    return note
-            page = resp.headers.get("X-Next-Page", "")
-            if not page:
-                return None
+    def _mr(self, iid: str) -> ProjectMergeRequest:
+        return self.project.mergerequests.get(iid, lazy=True)
+
+    def find(self, iid: str, mark: str) -> int | None:
+        """The id of our note: it opens with ``mark``, is no system note, and its author is
+        the token's own user."""
+        me = self.me()
+        if me is None:
+            return None
+        notes = self._mr(iid).notes.list(iterator=True, sort="asc", order_by="created_at",
+                                         per_page=100)
+        for count, note in enumerate(notes):
+            if count >= MAX_PAGES * 100:
+                break
+            attrs = note.attributes
+            author = attrs.get("author") if isinstance(attrs.get("author"), dict) else {}
+            body = attrs.get("body")
+            if (attrs.get("system") is not True and author.get("id") == me
+                    and isinstance(body, str) and body.startswith(mark)):
+                note_id = attrs.get("id")
+                return note_id if isinstance(note_id, int) else None
         return None
 
     def upsert(self, iid: str, mark: str, body: str, mode: str) -> tuple[str, int | None]:
+        from gitlab.exceptions import GitlabError
+
+        mr = self._mr(iid)
         existing = self.find(iid, mark) if mode == "update" else None
         if existing is not None:
-            self._call("PUT", f"/merge_requests/{iid}/notes/{existing['id']}", json={"body": body})
-            return "updated", existing.get("id")
-        resp = self._call("POST", f"/merge_requests/{iid}/notes", json={"body": body})
-        note = resp.json()
-        return "created", note.get("id") if isinstance(note, dict) else None
+            try:
+                mr.notes.update(existing, {"body": body})
+                return "updated", existing
+            except GitlabError as exc:
+                # a note we may no longer edit (403) or that is gone (404): post a new one
+                if exc.response_code not in (403, 404):
+                    raise
+        note = mr.notes.create({"body": body})
+        note_id = note.attributes.get("id")
+        return "created", note_id if isinstance(note_id, int) else None
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _refused(exc: BaseException) -> _Refused:
+    code = getattr(exc, "response_code", None)
+    if isinstance(code, int):
+        return _Refused(code, f"GitLab answered {code}")
+    if isinstance(exc, requests.TooManyRedirects):
+        return _Refused(None, "GitLab answered with a redirect (not followed: check "
+                        "CI_API_V4_URL)")
+    return _Refused(None, f"GitLab could not be reached ({type(exc).__name__})")
 
 
 def _why(err: _Refused) -> str:
@@ -147,6 +204,8 @@ def post_sticky_note(
     timeout: float = 20.0,
 ) -> NoteResult:
     """Post or update our note on the MR of this pipeline; never raises for GitLab errors."""
+    from gitlab.exceptions import GitlabError
+
     if mode == "off":
         return NoteResult("skipped")
     if not token:
@@ -159,8 +218,10 @@ def post_sticky_note(
         )
     if not (ctx.api_url and ctx.project_id):
         return NoteResult("skipped", notices=["CI_API_V4_URL/CI_PROJECT_ID unset: no MR note"])
+    body = scrub_text(body)
     api = GitLabNotes(ctx, token, timeout=timeout)
     result = NoteResult("skipped")
+    failures = (GitlabError, requests.RequestException, ValueError)
     try:
         iids = [ctx.mr_iid] if ctx.mr_iid else []
         if not iids and ctx.sha:
@@ -171,18 +232,16 @@ def post_sticky_note(
         for iid in iids:
             try:
                 action, note_id = api.upsert(iid, mark, body, mode)
-            except _Refused as err:
-                result.notices.append(f"MR !{iid}: note skipped: {_why(err)}")
+            except failures as exc:
+                result.notices.append(f"MR !{iid}: note skipped: {_why(_refused(exc))}")
                 continue
             result.action = action
             if ctx.project_url and note_id is not None and not result.url:
                 result.url = f"{ctx.project_url}/-/merge_requests/{iid}#note_{note_id}"
-    except _Refused as err:
-        result.notices.append(f"MR note skipped: {_why(err)}")
-    except ValueError:  # a non-JSON answer
-        result.notices.append("MR note skipped: GitLab sent a response that is not JSON")
+    except failures as exc:
+        result.notices.append(f"MR note skipped: {_why(_refused(exc))}")
     finally:
-        api.session.close()
+        api.close()
     return result
 
 
@@ -202,7 +261,18 @@ def format_dotenv(values: Mapping[str, str], limit: int = DOTENV_LIMIT) -> str:
 
 
 def write_dotenv(path: str | Path, values: Mapping[str, str]) -> Path:
+    """Write the dotenv report atomically: a temporary file renamed over ``path``, so a
+    symlink planted at ``path`` is replaced, never followed."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(format_dotenv(values), encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(scrub_text(format_dotenv(values)))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return target

@@ -24,6 +24,7 @@ from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
+from neens_action.text import scrub_text
 
 ECHO_INVOCATIONS = 10  # failing agents whose output is echoed
 ECHO_CHARS = 16 * 1024  # tail of each one's output
@@ -33,7 +34,7 @@ ECHO_CHARS = 16 * 1024  # tail of each one's output
 class PublishConfig:
     """Everything a publisher needs besides the report (built once by ``ci.py``)."""
 
-    environ: Mapping[str, str]
+    environ: Mapping[str, str] = field(repr=False)  # the job's: secrets in it
     workspace: Path
     mode: str = "run"
     result_file: Path | None = None
@@ -45,7 +46,7 @@ class PublishConfig:
     github_token: str = field(default="", repr=False)
     gitlab_token: str = field(default="", repr=False)
     timeout: float = 20.0
-    log: Callable[[str], None] = print
+    log: Callable[[str], None] = field(default=print, repr=False)
 
 
 def write_file(path: Path, text: str) -> Path:
@@ -54,7 +55,7 @@ def write_file(path: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.write(scrub_text(text))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -198,20 +199,45 @@ class GitHubPublisher(FilesPublisher):
             self.log(f"neens: {line}")
         return result.url
 
-    def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
-        self.commands.resume()  # the front door paused commands around the flow
-        outputs = base_outputs(report)
-        outputs.update(self.write_artifacts(report, result_json))
-        self.echo(outcome)
-        self.annotate(report)
-        self.step_summary(report)
-        outputs["comment-url"] = self.comment(report)
+    def _step(self, what: str, step: Callable[[], object]) -> None:
+        """One publishing step; a failure is a warning and the next step still runs."""
+        try:
+            step()
+        except Exception as exc:  # any text from the server must not stop the rest
+            self.commands.warning(f"could not {what}: {type(exc).__name__}: {exc}")
+
+    def _write_outputs(self, outputs: Mapping[str, str]) -> None:
         path = self.config.environ.get("GITHUB_OUTPUT", "")
-        if path:
+        if not path:
+            return
+        for name, value in outputs.items():  # each on its own: one bad value loses only itself
             try:
-                write_outputs(path, outputs)
-            except OSError as exc:
-                self.commands.warning(f"could not write the step outputs: {exc.strerror}")
+                write_outputs(path, {name: value})
+            except (OSError, ValueError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) else str(exc)
+                self.commands.warning(f"could not write the step output {name}: {why}")
+
+    def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
+        # $GITHUB_OUTPUT first: whatever happens later, `if: always()` steps read the verdict
+        outputs = base_outputs(report)
+        self._write_outputs(outputs)
+        late: dict[str, str] = {}
+
+        def artifacts() -> None:
+            late.update(self.write_artifacts(report, result_json))
+
+        def comment() -> None:
+            late["comment-url"] = self.comment(report)
+
+        self._step("write the artifacts", artifacts)
+        self._step("echo the agents' output", lambda: self.echo(outcome))
+        self._step("annotate", lambda: self.annotate(report))
+        self._step("write the job summary", lambda: self.step_summary(report))
+        self._step("post the PR comment", comment)
+        late.setdefault("result-json", "")
+        late.setdefault("comment-url", "")
+        self._write_outputs(late)
+        outputs.update(late)
         return outputs
 
 

@@ -8,8 +8,11 @@ Secrets are ``repr=False``: a settings object can be logged.
 
 from __future__ import annotations
 
+import ipaddress
 import math
-from collections.abc import Mapping
+import os
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -103,12 +106,36 @@ class Connection:
         return self
 
 
-def make_client(conn: Connection) -> NeensClient:
-    """The one place a :class:`NeensClient` is built: the same deadline and retries for all."""
+def loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (where plain HTTP cannot be overheard)."""
+    host = (host or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cleartext_warning(base_url: str) -> str | None:
+    """The warning for a key sent over plain HTTP to another machine (None when fine)."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or loopback(parts.hostname or ""):
+        return None
+    return (f"neens: warning: {parts.scheme}://{parts.hostname} is plain HTTP: the API key "
+            "and every answer cross the network unencrypted (use https://)")
+
+
+def make_client(conn: Connection, log: Callable[[str], None] | None = None) -> NeensClient:
+    """The one place a :class:`NeensClient` is built: the same deadline and retries for all.
+    A ``http://`` base URL off this machine is warned about once (``log``, else stderr)."""
     from neens_action.api.client import NeensClient
 
+    warning = cleartext_warning(conn.base_url)
+    if warning:
+        (log or (lambda line: print(line, file=sys.stderr, flush=True)))(warning)
     return NeensClient(conn.base_url, conn.api_key, conn.project_id,
-                       timeout=conn.request_timeout, retries=conn.retries)
+                       timeout=conn.request_timeout, retries=conn.retries, **answer_limits())
 
 
 def check_workers(workers: int | None, concurrency: int) -> None:
@@ -121,3 +148,26 @@ def check_workers(workers: int | None, concurrency: int) -> None:
     if int(concurrency) not in (1, int(workers)):
         raise UsageError(f"--workers {workers} runs {workers} item(s) at a time: leave out "
                          f"--concurrency (got {concurrency})")
+
+
+# the caps on what a server may send (generous defaults in neens_action/api)
+LIMIT_ENV = {"request_budget": "NEENS_REQUEST_BUDGET", "max_body_bytes": "NEENS_MAX_BODY_BYTES",
+             "max_items": "NEENS_MAX_ITEMS"}
+
+
+def answer_limits(environ: Mapping[str, str] | None = None) -> dict[str, float]:
+    """``NEENS_REQUEST_BUDGET`` (seconds per request, body included), ``NEENS_MAX_BODY_BYTES``
+    and ``NEENS_MAX_ITEMS``, when set; a bad value is a UsageError naming the variable."""
+    env = os.environ if environ is None else environ
+    limits: dict[str, float] = {}
+    for attr, var in LIMIT_ENV.items():
+        raw = env.get(var, "").strip()
+        if not raw:
+            continue
+        try:
+            value = float(raw) if attr == "request_budget" else int(raw)
+        except ValueError:
+            raise UsageError(f"{var} must be a number, got {raw[:40]!r}") from None
+        check_number(var, value, positive=True)
+        limits[attr] = value
+    return limits

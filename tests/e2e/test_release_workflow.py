@@ -60,4 +60,5 @@ def test_least_privilege():
     assert WORKFLOW["permissions"] == {}
     assert JOBS["version"]["permissions"] == {"contents": "read"}
     assert JOBS["image"]["permissions"] == {"contents": "read", "packages": "write"}
-    assert JOBS["publish"]["permissions"] == {"packages": "write"}
+    # contents: write only to move the version tag to the commit pinning the image's digest
+    assert JOBS["publish"]["permissions"] == {"contents": "write", "packages": "write"}

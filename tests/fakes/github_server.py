@@ -34,6 +34,9 @@ class FakeGitHub(RecordingServer):
         self.state = _State()
         self.forbidden_prs: set[int] = set()  # 403 on every call about these PRs
         self.read_only = False  # 403 on every write
+        # None: a workflow/installation token (``GET /user`` is 403, it writes as the bot);
+        # a login: a personal token of that user
+        self.pat_login: str | None = None
 
     @property
     def api_url(self) -> str:
@@ -98,6 +101,10 @@ class FakeGitHub(RecordingServer):
             "authorization"
         ) != f"Bearer {self.token}":
             return Reply(401, {"message": "Bad credentials"})
+        if req.path == self.prefix + "/user" and req.method == "GET":
+            if self.pat_login is None:
+                return Reply(403, {"message": "Resource not accessible by integration"})
+            return Reply(200, {"login": self.pat_login, "type": "User", "id": 4242})
         if not req.path.startswith(self.prefix + "/repos/" + self.full_name):
             return Reply(404, {"message": "Not Found"})
         rest = req.path[len(self.prefix + "/repos/" + self.full_name):]
@@ -113,7 +120,9 @@ class FakeGitHub(RecordingServer):
             if req.method == "GET":
                 return self._page(req, self.state.comments.get(number, []))
             if req.method == "POST":
-                comment = self._comment(number, req.body["body"], BOT)
+                author = BOT if self.pat_login is None else {"login": self.pat_login,
+                                                             "type": "User"}
+                comment = self._comment(number, req.body["body"], author)
                 self.state.comments.setdefault(number, []).append(comment)
                 return Reply(201, comment)
         m = re.fullmatch(r"/issues/comments/(\d+)", rest)
@@ -122,7 +131,8 @@ class FakeGitHub(RecordingServer):
             for number, bucket in self.state.comments.items():
                 for comment in bucket:
                     if comment["id"] == cid:
-                        if number in self.forbidden_prs or comment["user"]["type"] != "Bot":
+                        # like GitHub: a token that may write the PR may edit anyone's comment
+                        if number in self.forbidden_prs:
                             return Reply(403, {"message": "Resource not accessible"})
                         comment["body"] = req.body["body"]
                         return Reply(200, comment)

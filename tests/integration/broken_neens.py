@@ -12,7 +12,8 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,6 +28,8 @@ class Raw:
     body: bytes | str | Any = b""  # bytes/str are sent as is; anything else as JSON
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0  # > 0: the body is sent one byte per `drip` seconds
+    stream: Callable[[], Iterator[bytes]] | None = None  # an unsized body (may never end)
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -89,11 +92,25 @@ class _Handler(BaseHTTPRequestHandler):
         data = answer.payload()
         self.send_response(answer.status)
         self.send_header("Content-Type", answer.content_type)
-        self.send_header("Content-Length", str(len(data)))
+        if answer.stream is None:
+            self.send_header("Content-Length", str(len(data)))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         for key, value in answer.headers.items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(OSError):  # the client may hang up on a hostile body
+            if answer.stream is not None:
+                for chunk in answer.stream():
+                    self.wfile.write(chunk)
+            elif answer.drip > 0:
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(answer.drip)
+            else:
+                self.wfile.write(data)
 
     do_GET = do_POST = do_PUT = do_DELETE = _serve
 

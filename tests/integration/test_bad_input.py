@@ -11,6 +11,7 @@ Cases here fail before any agent runs; later-stage breakage is in test_bad_input
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,18 @@ class Case:
     env: dict[str, str | None] = field(default_factory=dict)  # None removes the variable
     routes: dict[tuple[str, str], Raw] = field(default_factory=dict)
     files: dict[str, bytes | None] = field(default_factory=dict)  # None => a directory
+
+
+DRIP_RUN = f'{{"id": "{RUN_ID}", "status": "completed", "versionLabel": "v1"}}'
+DEEP = '{"id": "ppr_1", "x": ' + "[" * 200_000 + "]" * 200_000 + "}"
+
+
+def endless_items() -> Iterator[bytes]:
+    """An item list that never ends (the client must stop reading at its cap)."""
+    yield b'{"items": ['
+    row = b'{"item_id": "it_1", "input": "q"},' * 100
+    while True:
+        yield row
 
 
 def html(status: int, page: str = LOGIN_PAGE) -> Raw:
@@ -171,6 +184,24 @@ CASES = [
          routes={GET_ITEMS: Raw(200, {"items": []})}),
     Case("items-truncated", [*ATTACH_L, *AGENT], "non-JSON",
          routes={GET_ITEMS: Raw(200, '{"items": [{"item_id": "it_1", "inp')}),
+    # -- hostile answers (issue 17) -------------------------------------------------------------
+    Case("run-drip", [*ATTACH, *AGENT], "no complete answer within 1.5 s",
+         env={"NEENS_REQUEST_BUDGET": "1.5"}, routes={GET_RUN: Raw(200, DRIP_RUN, drip=0.5)}),
+    Case("run-deeply-nested", [*ATTACH, *AGENT], "nested too deeply",
+         routes={GET_RUN: Raw(200, DEEP)}),
+    Case("run-nested-whole", [*ATTACH, *AGENT], "nested too deeply",
+         routes={GET_RUN: Raw(200, "[" * 200_000 + "]" * 200_000)}),
+    Case("run-non-utf8", [*ATTACH, *AGENT], "non-JSON",
+         routes={GET_RUN: Raw(200, b'{"id": "ppr_1", "versionLabel": "\xff\xfe"}')}),
+    Case("run-raw-surrogate", [*ATTACH, *AGENT], "non-JSON",
+         routes={GET_RUN: Raw(200, b'{"id": "ppr_1", "versionLabel": "\xed\xa0\x80"}')}),
+    Case("run-body-cap", [*ATTACH, *AGENT], "more than 2000 bytes",
+         env={"NEENS_MAX_BODY_BYTES": "2000"},
+         routes={GET_RUN: Raw(200, {"id": RUN_ID, "pad": "x" * 5000})}),
+    Case("items-endless", [*ATTACH_L, *AGENT], "more than 1000 items",
+         env={"NEENS_MAX_ITEMS": "1000"}, routes={GET_ITEMS: Raw(200, stream=endless_items)}),
+    Case("env-bad-budget", [*ATTACH, *AGENT], "NEENS_REQUEST_BUDGET must be",
+         env={"NEENS_REQUEST_BUDGET": "soon"}),
 ]
 
 

@@ -15,7 +15,10 @@ def test_traces_endpoint_prefers_the_traces_variable() -> None:
 def test_exporter_headers_are_percent_decoded_and_traces_headers_win() -> None:
     env = {"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20k1,x=1",
            "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "Authorization=Bearer k2, bad"}
-    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k2", "x": "1"}
+    # like the SDK: the traces variable replaces the general one (no merge)
+    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k2"}
+    del env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"]
+    assert doctor.exporter_headers(env) == {"Authorization": "Bearer k1", "x": "1"}
 
 
 def test_header_check_never_shows_the_key() -> None:
@@ -35,3 +38,57 @@ def test_preflight_without_agent_traces_runs_only_the_api_checks() -> None:
     lines.clear()
     why = doctor.preflight(None, "", None, {}, lines.append)
     assert why is not None and "5 check(s) failed" in why
+
+
+class _FakePost:
+    """Records what the OTLP check would send (no network)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, str]]] = []
+
+    def __call__(self, url: str, *, data: bytes, headers: dict[str, str], timeout: object):
+        self.calls.append((url, dict(headers)))
+
+        class _Resp:
+            status_code = 200
+
+            def close(self) -> None:
+                return
+
+        return _Resp()
+
+
+KEY = "nk_live_doctor_5ecret"
+BASE = "https://neens.example"
+
+
+def test_the_otlp_check_never_sends_the_key_to_another_origin() -> None:
+    foreign = ["http://127.0.0.1:4318", "https://neens.example:8443",
+               "https://neens.example.evil.test", "https://neens.example@evil.test",
+               "http://neens.example"]
+    for endpoint in foreign:
+        for env in (
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+             "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer%20{KEY},x-tenant=acme"},
+            {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint + "/v1/traces",
+             "OTEL_EXPORTER_OTLP_TRACES_HEADERS": f"x-api-key={KEY},x-tenant=acme"},
+        ):
+            post = _FakePost()
+            check = doctor.check_otlp_accepts(env, post, base_url=BASE, api_key=KEY)
+            assert check.ok, (endpoint, check.line())
+            [(url, headers)] = post.calls
+            assert url.startswith(endpoint), url
+            assert not [v for v in headers.values() if KEY in v], (endpoint, headers)
+            assert headers["x-tenant"] == "acme"  # the job's own headers still go
+            header = doctor.check_headers_carry_key(env, KEY, BASE)
+            assert header.ok and "not checked" in header.detail and KEY not in header.line()
+
+
+def test_the_otlp_check_sends_the_key_to_neens_itself() -> None:
+    for endpoint in (BASE, "https://NEENS.example:443/"):
+        post = _FakePost()
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+               "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {KEY}"}
+        assert doctor.check_otlp_accepts(env, post, base_url=BASE, api_key=KEY).ok
+        [(_, headers)] = post.calls
+        assert headers["Authorization"] == f"Bearer {KEY}"

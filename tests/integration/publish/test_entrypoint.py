@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.gh_runner_log import run_commands
 from tests.fakes.github_server import FakeGitHub, parse_outputs
 from tests.fakes.gitlab_server import FakeGitLab
 from tests.helpers import AGENT, PY, ROOT, Sandbox
@@ -183,12 +184,14 @@ def test_github_install_failure_is_published_as_an_error(sandbox: Sandbox, gh: F
     proc = _run(env, Path(env["GITHUB_WORKSPACE"]))
     assert proc.returncode == 2, proc.stderr[-3000:]
     lines = proc.stderr.splitlines()
-    stop = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
+    injected = lines.index("\u200b::error::injected")  # inert, and inside the shield
+    stop = max(i for i, line in enumerate(lines[:injected])
+               if line.startswith("::stop-commands::"))
     token = lines[stop].split("::")[2]
-    injected = lines.index("::error::injected")
     assert stop < injected < lines.index(f"::{token}::")
     assert "::error title=Neens eval errored::the install command failed with exit code 3" \
         in proc.stderr
+    assert "injected" not in [c.data for c in run_commands(proc.stderr)]
     outputs = parse_outputs((tmp_path / "output.txt").read_text())
     assert outputs["exit-code"] == "2" and outputs["verdict"] == "errored"
     assert "💥 Errored" in gh.comments(7)[0]["body"]

@@ -111,24 +111,42 @@ def test_fork_event_is_skipped_without_calling_github(gh: FakeGitHub) -> None:
 
 
 def test_a_look_alike_human_comment_is_not_edited(gh: FakeGitHub) -> None:
+    """Issue 17: a PR author plants our marker; the token could edit it (GitHub lets it), so
+    only our own identity's comment counts: theirs is left alone and ours is posted."""
     mark = marker(workflow="CI", job="eval", mode="run", leg="0")
     gh.add_comment(7, mark + "\nI copied your marker", user=HUMAN)
     ours = _post(gh, samples.failed())
     assert ours.action == "created" and ours.notices == []  # the human's comment is untouched
     assert gh.comments(7)[0]["body"].endswith("I copied your marker")
+    assert gh.calls("PATCH") == []
     again = _post(gh, samples.passed())  # ...and from now on ours is the one edited
     assert again.action == "updated" and again.url == ours.url
     assert len(gh.comments(7)) == 2
+    assert gh.comments(7)[0]["body"].endswith("I copied your marker")
 
 
-def test_bot_comment_preferred_over_look_alike(gh: FakeGitHub) -> None:
+def test_another_bot_or_a_quoted_marker_is_not_ours(gh: FakeGitHub) -> None:
     mark = marker(workflow="CI", job="eval", mode="run", leg="0")
-    gh.add_comment(7, mark + "\nlook-alike", user=HUMAN)
-    gh.add_comment(7, mark + "\nold result")
+    gh.add_comment(7, mark + "\nlook-alike", user={"login": "evil-app[bot]", "type": "Bot"})
+    gh.add_comment(7, "> quoted\n" + mark + "\nold result")  # the bot's, marker not first
     result = _post(gh, samples.passed())
-    assert result.action == "updated"
+    assert result.action == "created" and gh.calls("PATCH") == []
     bodies = [c["body"] for c in gh.comments(7)]
-    assert bodies[0].endswith("look-alike") and "Passed" in bodies[1]
+    assert bodies[0].endswith("look-alike") and bodies[1].endswith("old result")
+    assert "Passed" in bodies[2]
+
+
+def test_a_personal_token_finds_its_own_user_comment(gh: FakeGitHub) -> None:
+    gh.pat_login = "neens-ci"
+    mark = marker(workflow="CI", job="eval", mode="run", leg="0")
+    gh.add_comment(7, mark + "\nthe workflow bot's")  # github-actions[bot]: not this token
+    first = _post(gh, samples.failed())
+    second = _post(gh, samples.passed())
+    assert (first.action, second.action) == ("created", "updated")
+    assert second.url == first.url
+    bodies = [c["body"] for c in gh.comments(7)]
+    assert bodies[0].endswith("the workflow bot's") and "Passed" in bodies[1]
+    assert gh.comments(7)[1]["user"]["login"] == "neens-ci"
 
 
 def test_push_event_finds_the_prs_of_the_commit(gh: FakeGitHub) -> None:

@@ -1,4 +1,4 @@
-"""The sticky MR note through requests against a real local fake of the GitLab notes API."""
+"""The sticky MR note through python-gitlab against a real local fake of the GitLab notes API."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_all_note_pages_are_read(gl: FakeGitLab) -> None:
     first = _post(gl, samples.failed())
     second = _post(gl, samples.passed())
     assert (first.action, second.action) == ("created", "updated")
-    pages = [r.query["page"] for r in gl.calls("GET", "/notes")]
+    pages = [r.query.get("page", "1") for r in gl.calls("GET", "/notes")]
     assert {"1", "2", "3"} <= set(pages)
     assert len(gl.mr_notes("5")) == 251
 
@@ -98,3 +98,49 @@ def test_unreachable_api_is_a_notice() -> None:
     ctx = GitLabContext(api_url="http://127.0.0.1:9/api/v4", project_id="1", mr_iid="1")
     result = post_sticky_note(ctx, token=TOKEN, body="x", mark="<!-- m -->", timeout=5)
     assert result.action == "skipped" and "could not be reached" in result.notices[0]
+
+
+def test_a_planted_marker_note_is_left_alone_and_a_new_note_posted(gl: FakeGitLab) -> None:
+    """Issue 17: a marker opening a note by another author is not ours (the PUT would be
+    refused with 403 and nothing posted at all)."""
+    mark = marker(job="neens-eval", mode="run")
+    planted = gl.add_note("5", mark + "\n✅ Passed (trust me)", user_id=5)
+    result = _post(gl, samples.failed())
+    assert result.action == "created" and result.notices == []
+    notes = gl.mr_notes("5")
+    assert notes[0]["body"].endswith("(trust me)") and notes[0]["id"] == planted["id"]
+    assert notes[1]["author"]["id"] == 77 and "Blocked" in notes[1]["body"]
+    assert gl.calls("PUT") == []
+    again = _post(gl, samples.passed())  # ...and ours is the one edited from now on
+    assert again.action == "updated" and again.url == result.url
+    assert gl.mr_notes("5")[0]["body"].endswith("(trust me)")
+
+
+def test_marker_must_open_our_note_and_system_notes_are_skipped(gl: FakeGitLab) -> None:
+    mark = marker(job="neens-eval", mode="run")
+    gl.add_note("5", "quoting you:\n" + mark, user_id=77)  # ours, but does not open with it
+    gl.add_note("5", mark + " system", user_id=77, system=True)
+    result = _post(gl, samples.failed())
+    assert result.action == "created" and len(gl.mr_notes("5")) == 3
+    assert gl.calls("PUT") == []
+
+
+def test_update_refused_with_403_or_404_falls_back_to_a_new_note(gl: FakeGitLab) -> None:
+    first = _post(gl, samples.failed())
+    note_id = gl.mr_notes("5")[0]["id"]
+    for status in (403, 404):
+        gl.locked_notes[note_id] = status
+        again = _post(gl, samples.passed())
+        assert again.action == "created" and again.notices == []
+        note_id = gl.mr_notes("5")[-1]["id"]
+    assert first.action == "created" and len(gl.mr_notes("5")) == 3
+    assert [r.method for r in gl.requests if r.method in ("PUT", "POST")] == [
+        "POST", "PUT", "POST", "PUT", "POST"]
+
+
+def test_a_redirect_is_an_error_and_the_token_does_not_follow(gl: FakeGitLab) -> None:
+    with FakeGitLab(token=TOKEN) as other:
+        gl.redirect_to = other.url
+        result = _post(gl, samples.failed())
+        assert result.action == "skipped" and "redirect" in result.notices[0]
+        assert other.requests == []

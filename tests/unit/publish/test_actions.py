@@ -14,6 +14,7 @@ from neens_action.publish.actions import (
     write_outputs,
     write_summary,
 )
+from tests.fakes.gh_runner_log import run_commands
 from tests.fakes.github_server import parse_outputs
 
 
@@ -43,7 +44,9 @@ def test_stop_commands_wraps_untrusted_text_with_a_random_token() -> None:
     first = re.fullmatch(r"::stop-commands::(neens-[0-9a-f]{32})", lines[0])
     assert first is not None
     token = first.group(1)
-    assert lines[1:4] == ["::error::pwned", "::add-mask::x", f"::{token}::"]
+    # shown as text (made inert as well) while commands are paused
+    assert lines[1:4] == ["\u200b::error::pwned", "\u200b::add-mask::x", f"::{token}::"]
+    assert run_commands(out.getvalue()) == []
     second = lines[4].split("::")[2]
     assert second != token  # a fresh token every time
     assert not c.paused

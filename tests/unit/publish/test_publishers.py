@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 from neens_action.outcome import Invocation, Outcome
-from neens_action.publish.actions import Commands
+from neens_action.publish.actions import Commands, GuardedStream
 from neens_action.publish.publishers import (
     FilesPublisher,
     GitHubPublisher,
     GitLabPublisher,
     PublishConfig,
 )
+from tests.fakes.gh_runner_log import run_commands
 from tests.fakes.github_server import parse_outputs
 from tests.unit.report import samples
 
@@ -41,12 +42,13 @@ def _outcome() -> Outcome:
 def test_github_publisher(tmp_path: Path) -> None:
     out_file, summary = tmp_path / "out.txt", tmp_path / "summary.md"
     env = {"GITHUB_OUTPUT": str(out_file), "GITHUB_STEP_SUMMARY": str(summary)}
-    stream = io.StringIO()
+    raw = io.StringIO()
+    stream = GuardedStream(raw)
     commands = Commands(stream)
     lines: list[str] = []
     # the publisher logs through the same stream as the commands, as ci.py wires it
     cfg = _config(tmp_path, env, lines, log=lambda s: print(s, file=stream))
-    commands.stop()  # ci.py pauses commands around the flow; the publisher resumes
+    commands.stop()  # ci.py pauses commands from the first line to the last
     outputs = GitHubPublisher(cfg, commands).publish(samples.failed(), _outcome(), DOC)
 
     assert outputs["exit-code"] == "1" and outputs["verdict"] == "blocked"
@@ -56,7 +58,7 @@ def test_github_publisher(tmp_path: Path) -> None:
     assert summary.read_text().startswith("### ❌ Blocked")
     assert (cfg.workspace / "neens-summary.md").read_text() == summary.read_text()
 
-    log = stream.getvalue().splitlines()
+    log = raw.getvalue().splitlines()
     headline = samples.failed().headline.replace("%", "%25")
     assert "::error title=Neens gate blocked the build::" + headline in log
     assert "::error title=Neens gate::regressions 1 > max_regressions 0" in log
@@ -67,10 +69,13 @@ def test_github_publisher(tmp_path: Path) -> None:
     group = log.index("::group::Agent output of 1 failing item(s)")
     stop = log[group + 1]
     assert stop.startswith("::stop-commands::")
-    injected = log.index("::error::injected")
+    injected = log.index("\u200b::error::injected")  # inert, and shown while paused
     assert group < injected < log.index(f"::{stop.split('::')[2]}::") < log.index("::endgroup::")
     assert "fine" not in log
-    assert not commands.paused
+    assert commands.paused  # still paused: the front door resumes at its very end
+    ran = run_commands(raw.getvalue())
+    assert {c.name for c in ran} == {"error", "warning", "group", "endgroup"}
+    assert "injected" not in [c.data for c in ran]
 
 
 def test_policy_only_block_does_not_annotate_the_passing_gate_reasons(tmp_path: Path) -> None:
