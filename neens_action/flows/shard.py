@@ -185,8 +185,9 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
         outcome.error = outcome.error or str(exc)
     failed = any(not inv.ok for inv in outcome.invocations)
     if outcome.run_id and not outcome.extra.get("created") and (
-            failed or outcome.error or outcome.interrupted):
-        # which leg to re-run, and how (the shard report names it)
+            failed or outcome.interrupted or (outcome.error and outcome.invocations)):
+        # which leg to re-run, and how (the shard report names it); an error before the
+        # replay (a cancelled run, say) already says what to do instead
         outcome.extra["rerun"] = resume_command(outcome.run_id, shard=(index, total),
                                                 command=settings.command)
     return outcome
