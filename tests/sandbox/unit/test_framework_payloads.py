@@ -125,3 +125,7 @@ def test_crewai_openinference():
     assert (session["inputTokens"], session["outputTokens"]) == (39, 10)
     assert session["costUsd"] == pytest.approx((39 * 0.15 + 10 * 0.60) / 1e6)
     assert session["steps"] == 1
+    orchestration_only = [s for s in spans if s["attributes"]["openinference.span.kind"] != "LLM"]
+    fallback = session_from_spans(orchestration_only, PRICING)  # the model client not traced
+    assert json.loads(fallback["output"])["raw"] == ANSWER  # the crew's output.value, as is
+    assert (fallback["model"], fallback["steps"], fallback["costUsd"]) == (None, 0, None)
