@@ -21,7 +21,8 @@ structured output) the reply calls it, each string property of its schema holdin
 Knobs for failure tests: ``--fail-status N`` answers every completion with HTTP N,
 ``--garbage`` answers with content that is not JSON, ``--delay S`` waits before answering,
 ``--log FILE`` appends one JSON line per request (path, model, strategy, count, whether an
-Authorization header came) so a test can prove the model was (or was not) called.
+Authorization header came, the prompt tokens it answered) so a test can prove the model was
+(or was not) called.
 """
 
 from __future__ import annotations
@@ -188,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "strategy": task.get("strategy") if task else None,
                 "count": task.get("count") if task else None,
                 "authorization": bool(self.headers.get("Authorization")),
+                "prompt_tokens": len(user.split()),
             }
         )
         opts = self.server.opts

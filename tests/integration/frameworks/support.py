@@ -87,17 +87,24 @@ def stored_payload(sandbox: Sandbox, run_id: str, item_id: str) -> dict[str, Any
     return {"spans": spans, "events": events}
 
 
-def assert_good(run: QuickstartRun, *, steps: int = 1, count: int = 6) -> None:
-    """Every item scored and passed; model, tokens, cost and steps as the trace says."""
+def assert_good(run: QuickstartRun, *, steps: int = 1, count: int = 6,
+                wrapped: bool = False) -> None:
+    """Every item scored and passed; model, tokens, cost and steps as the trace says.
+    ``wrapped``: the framework sends the question inside its own prompt, so the prompt tokens
+    the fake model answered (its words) are more than the question's words; the caller
+    compares them with the model's log."""
     assert run.proc.returncode == 0, run.proc.stderr
     assert run.doc["verdict"] == "passed"
     assert len(run.items) == count
     for item_id, item in run.items.items():
         assert item["passed"] is True, (item_id, item)
         assert item["model"] == "gpt-4o-mini", item
-        # the fake model: prompt tokens = words of the question, 10 completion tokens
+        # the fake model: prompt tokens = words of the user message, 10 completion tokens
         assert item["outputTokens"] == 10, item
-        assert item["inputTokens"] == len(item["input"].split()), item
+        if wrapped:
+            assert item["inputTokens"] > len(item["input"].split()), item
+        else:
+            assert item["inputTokens"] == len(item["input"].split()), item
         expected = (item["inputTokens"] * 0.15 + item["outputTokens"] * 0.60) / 1e6
         assert abs(item["costUsd"] - expected) < 1e-12, item
         assert item["steps"] == steps, item

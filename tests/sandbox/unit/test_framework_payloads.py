@@ -108,3 +108,24 @@ def test_vercel_ai_legacy_attributes():
     assert {"ai.generateText", "ai.generateText.doGenerate"} <= ops
     assert not any("gen_ai.operation.name" in s["attributes"] for s in spans)
     _check(_session("vercel_ai_legacy"))
+
+
+def test_crewai_openinference():
+    """CrewAI: the crew (CHAIN) and task (AGENT) spans hold CrewAI's output objects as JSON in
+    output.value; the answer, model and tokens are the OpenAI client's LLM span. CrewAI sends
+    the question inside its task prompt (39 prompt tokens here), one model call, one step."""
+    spans, _ = _load("crewai")
+    kinds = [s["attributes"].get("openinference.span.kind") for s in spans]
+    assert sorted(kinds) == ["AGENT", "CHAIN", "LLM"]
+    root = next(s for s in spans if not s["parentSpanId"])
+    assert json.loads(root["attributes"]["output.value"])["raw"] == ANSWER
+    session = _session("crewai")
+    assert session["output"] == ANSWER  # not the crew's output JSON
+    assert session["model"] == "gpt-4o-mini"
+    assert (session["inputTokens"], session["outputTokens"]) == (39, 10)
+    assert session["costUsd"] == pytest.approx((39 * 0.15 + 10 * 0.60) / 1e6)
+    assert session["steps"] == 1
+    orchestration_only = [s for s in spans if s["attributes"]["openinference.span.kind"] != "LLM"]
+    fallback = session_from_spans(orchestration_only, PRICING)  # the model client not traced
+    assert json.loads(fallback["output"])["raw"] == ANSWER  # the crew's output.value, as is
+    assert (fallback["model"], fallback["steps"], fallback["costUsd"]) == (None, 0, None)
