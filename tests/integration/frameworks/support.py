@@ -26,12 +26,12 @@ GOLDEN = "dsv_refunds_2"  # six items
 SMALL = "dsv_refunds_1"  # two: it_1 (order 42) and it_2 (order 7, which the bad model gets wrong)
 
 
-def command(name: str) -> list[str]:
-    """The agent command of one quickstart."""
+def command(name: str, script: str = "agent.py") -> list[str]:
+    """The agent command of one quickstart (``script``: its worker.py, for worker mode)."""
     folder = FRAMEWORKS / name
     if (folder / "agent.mjs").exists():
         return ["node", str(folder / "agent.mjs")]
-    return [str(VENVS / name / "bin" / "python"), str(folder / "agent.py")]
+    return [str(VENVS / name / "bin" / "python"), str(folder / script)]
 
 
 @dataclass
@@ -43,14 +43,17 @@ class QuickstartRun:
 
 def run_quickstart(sandbox: Sandbox, llm_url: str, name: str, *, label: str,
                    version: str = GOLDEN, record: str | None = None,
-                   **env: str) -> QuickstartRun:
-    """One ``neens eval run --create`` over ds_refunds with the quickstart as the agent."""
+                   workers: int | None = None, **env: str) -> QuickstartRun:
+    """One ``neens eval run --create`` over ds_refunds with the quickstart as the agent
+    (``workers``: its worker.py in worker mode, ``--workers N``)."""
     agent_env = sandbox.agent_env(OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="sk-fake-key",
                                   **env)
+    parallel = ["--workers", str(workers)] if workers else ["--concurrency", "6"]
+    agent = command(name, "worker.py") if workers else command(name)
     proc = run_cli(["eval", "run", "--create", "--dataset", "ds_refunds",
                     "--dataset-version-id", version, "--version-label", label,
-                    "--concurrency", "6", "--min-pass-rate", "1", "--timeout", "120",
-                    "--json", "--", *command(name)], agent_env, timeout=300)
+                    *parallel, "--min-pass-rate", "1", "--timeout", "120",
+                    "--json", "--", *agent], agent_env, timeout=300)
     for stream in (proc.stdout, proc.stderr):
         assert TEST_KEY not in stream
     assert proc.stdout.strip(), proc.stderr
