@@ -45,7 +45,7 @@ def test_no_arguments_is_the_ci_front_door(lab, image):
     # No inputs at all: mode run needs a command; one clear line, exit 2, no traceback.
     proc = run_image(lab, image)
     assert proc.returncode == 2, proc.stdout
-    assert "input command" in proc.stdout, proc.stdout
+    assert "input api-key: is empty" in proc.stdout, proc.stdout  # the empty key is refused first
     assert "Traceback" not in proc.stdout
     # On GitHub a bad input is an ::error annotation naming it.
     proc = run_image(lab, image, env={"GITHUB_ACTIONS": "true", "INPUT_COMMAND": "true",
