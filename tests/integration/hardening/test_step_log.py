@@ -81,3 +81,22 @@ def test_cli_in_a_run_step_shields_itself(hostile_sandbox: Sandbox) -> None:
     assert "set-output name=pwned" in proc.stderr
     _check(proc.stderr)
     assert commands(proc.stdout) == []
+
+
+def test_neens_ci_on_the_host_masks_and_shields_like_the_container(
+        hostile_sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:  # noqa: F811
+    """``neens ci`` (the host action) is the front door: its own ``::add-mask::`` and
+    ``::stop-commands::`` must reach the runner as commands (not neutralised by the CLI's own
+    shield), and the hostile gate names still run nothing."""
+    env = _github_env(hostile_sandbox, gh, tmp_path, "bad")
+    env = {k.replace("INPUT_", "NEENS_INPUT_", 1).replace("-", "_") if k.startswith("INPUT_")
+           else k: v for k, v in env.items()}
+    env.update({"NEENS_INPUT_GATES": "active", "NEENS_INPUT_DATASET": "",
+                "NEENS_INPUT_COMMENT": "off", "NEENS_INPUT_MIN_PASS_RATE": "",
+                "NEENS_INPUT_MAX_REGRESSIONS": ""})
+    env.pop("NEENS_INPUT_COMMAND", None)
+    proc = run_cli(["ci", "--", *AGENT], env, timeout=180)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    _check(proc.stderr)
+    masks = [c for c in run_commands(proc.stderr) if c.name == "add-mask"]
+    assert any(c.data == hostile_sandbox.api_key for c in masks), "the key is masked"
