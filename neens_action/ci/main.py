@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -42,7 +43,11 @@ from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
 from neens_action.publish.actions import Commands, GuardedStream
-from neens_action.report.build.errors import in_input_terms, outcome_in_input_terms
+from neens_action.report.build.errors import (
+    in_input_terms,
+    outcome_in_input_terms,
+    report_in_input_terms,
+)
 from neens_action.settings.connection import make_client
 from neens_action.world import World
 
@@ -162,6 +167,7 @@ def _run(env: dict[str, str], platform: str, err: TextIO, commands: Commands | N
             raise InputError("mode", f"must be one of {', '.join(MODES)}, got {mode[:40]!r}")
         plan = MODES[mode](ctx)
         job = jobs.job(plan.job)
+        job = replace(job, build=report_in_input_terms(job.build))  # input names, not flags
         client = make_client(plan.settings, log=world.log)
         failure = None
         if inputs.get("install"):

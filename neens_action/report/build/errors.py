@@ -5,6 +5,7 @@ And errors from the API worded for the CLI, reworded for the CI step (:func:`in_
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from neens_action.errors import EXIT_ERROR
 from neens_action.outcome import Outcome, SweepOutcome
@@ -34,6 +35,7 @@ def bad_input_report(name: str, why: str) -> Report:
 
 # CLI wording of connection errors (api/, settings/) -> the CI step's inputs
 _INPUT_TERMS = (
+    (re.compile(r"`--(api-key|base-url|dataset|gates|poll-timeout)`"), r"the `\1` input"),
     (re.compile(r"check --api-key / NEENS_API_KEY"), "check the api-key input"),
     (re.compile(r"pass --base-url or set NEENS_BASE_URL"),
      "set the base-url input (or the NEENS_BASE_URL variable)"),
@@ -50,6 +52,20 @@ def in_input_terms(text: str) -> str:
     for pattern, words in _INPUT_TERMS:
         text = pattern.sub(words, text)
     return text
+
+
+def report_in_input_terms(build: Callable[[Outcome], Report]) -> Callable[[Outcome], Report]:
+    """``build`` whose report speaks the CI step's inputs: the "How to fix" hints and the error
+    name ``api-key``, ``base-url``... instead of CLI flags (the CI front door's builds)."""
+
+    def reworded(outcome: Outcome) -> Report:
+        report = build(outcome)
+        report.hints = [in_input_terms(h) for h in report.hints]
+        if report.error:
+            report.error = in_input_terms(report.error)
+        return report
+
+    return reworded
 
 
 def outcome_in_input_terms(outcome: Outcome | SweepOutcome) -> Outcome | SweepOutcome:

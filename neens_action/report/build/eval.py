@@ -175,23 +175,21 @@ def _net_regressions(outcome: Outcome, failures: list[AgentFailure],
     return max(0, count - len(failed))  # no list: assume each was a regression
 
 
-ERROR_KINDS = (  # hints name both surfaces: the CI input and the CLI flag / variable
+ERROR_KINDS = (  # CLI terms; the CI front door rewords them (report.build.errors)
     ("HTTP 401", "Neens rejected the API key",
-     ["Check the API key (the `api-key` input in CI; `--api-key` or `NEENS_API_KEY` on the "
-      "command line): it must be a `nk_live_…` project key of this Neens."]),
+     ["Check the API key (`--api-key` or `NEENS_API_KEY`): it must be a `nk_live_…` project "
+      "key of this Neens."]),
     ("HTTP 403", "Neens refused the API key for this project",
-     ["Check that the API key (`api-key` / `NEENS_API_KEY`) belongs to the project of the "
-      "dataset."]),
+     ["Check that the API key (`--api-key`) belongs to the project of the dataset."]),
     ("connection refused", "Neens could not be reached",
-     ["Check the API origin (the `base-url` input in CI; `--base-url` or `NEENS_BASE_URL` on "
-      "the command line): it must be reachable from the runner.",
-      "Run `neens doctor` (in CI: `doctor: true`) to check the connection before the run."]),
+     ["Check the API origin (`--base-url` or `NEENS_BASE_URL`): it must be reachable from "
+      "the runner.",
+      "Run `neens doctor` first to check the connection (in CI: `doctor: true`)."]),
     ("HTTP 404", "Neens does not know something this run names",
-     ["Check the dataset (the `dataset` input; `--dataset`) or the eval gates (`gates`; "
-      "`--gates`) against the project in Neens."]),
+     ["Check the dataset (`--dataset`) or the eval gates (`--gates`) against the project in "
+      "Neens."]),
     ("timed out", "Neens did not answer in time",
-     ["Re-run the job; raise the scoring budget (`poll-timeout` in CI; `--poll-timeout`) "
-      "when scoring is slow."]),
+     ["Re-run the job; raise `--poll-timeout` when scoring is slow."]),
 )
 
 

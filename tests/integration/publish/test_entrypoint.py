@@ -174,7 +174,7 @@ def test_github_rejected_key_names_the_input_not_the_flag(sandbox: Sandbox, gh: 
     assert "check the api-key input" in errors[0]
     assert "check the api-key input" in summary and "check the api-key input" in body
     assert "Check the \\`api-key\\` input" not in summary  # How to fix, as code, unescaped
-    assert "> - Check the API key (the `api-key` input in CI" in summary
+    assert "> - Check the API key (the `api-key` input or `NEENS_API_KEY`)" in summary
 
 
 def test_github_install_failure_is_published_as_an_error(sandbox: Sandbox, gh: FakeGitHub,

@@ -49,7 +49,7 @@ def test_flags_and_environment_resolve_the_run_job(recorder: Recorder,  # noqa: 
                    "--no-gate", "false", "--", "python3", "agent.py"])
     assert code == 0
     job, settings = recorder.calls[0]
-    assert job is JOBS["run"]
+    assert (job.name, job.flow) == ("run", JOBS["run"].flow)  # the registry job (CI wording)
     assert settings.base_url == URL and settings.api_key == "nk_test"
     assert settings.dataset == "ds_env" and settings.command == ["python3", "agent.py"]
     assert settings.max_regressions == 0 and settings.min_pass_rate == 0.9
@@ -65,7 +65,7 @@ def test_mode_flag_picks_the_mode(recorder: Recorder, mode: str,  # noqa: F811
                        "--command", "agent"],
              "finish": ["--run-id", "ppr_1"]}[mode]
     assert invoke(["ci", "--mode", mode, "--base-url", URL, *extra]) == 0
-    assert recorder.calls[0][0] is JOBS[mode]
+    assert (recorder.calls[0][0].name, recorder.calls[0][0].flow) == (mode, JOBS[mode].flow)
 
 
 def test_secret_flag_does_not_exist(recorder: Recorder,  # noqa: F811
