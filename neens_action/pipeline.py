@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from neens_action.agents.launcher import choose_launch
+from neens_action.agents.driver import choose_launch
 from neens_action.errors import EXIT_INTERRUPTED, Interrupted, NeensError
 from neens_action.outcome import Outcome, SweepOutcome
 from neens_action.policy import GatePolicy, apply_policy
