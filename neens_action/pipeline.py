@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from neens_action.agents.launcher import choose_launch
+from neens_action.agents.driver import choose_launch
 from neens_action.errors import EXIT_INTERRUPTED, Interrupted, NeensError
 from neens_action.outcome import Outcome, SweepOutcome
 from neens_action.policy import GatePolicy, apply_policy
@@ -228,7 +228,8 @@ def _attach_links(report: Report, outcome: AnyOutcome, world: World, *, ui_url: 
 
     base = ((outcome.gate or {}).get("baseline") if isinstance(outcome, Outcome) else None)
     base_id = str(base.get("runId") or "") if isinstance(base, dict) else ""
-    attach(report, ui_url=ui_url, environ=world.environ, baseline_run_id=base_id)
+    attach(report, ui_url=ui_url, environ=world.environ, baseline_run_id=base_id,
+           platform=world.platform)
 
 
 def publish(job: Job[Any], outcome: AnyOutcome, report: Report, *, world: World,

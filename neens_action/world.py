@@ -1,7 +1,9 @@
 """The outside world a flow touches, built in one place and passed in.
 
 Flows never read ``os.environ``, print, sleep or look at the clock directly: they use the
-:class:`World` they are given, so tests hand in fakes at the edges only.
+:class:`World` they are given, so tests hand in fakes at the edges only. The CI platform
+(:mod:`neens_action.ci.platforms`) is resolved here, once, from the environment given (or
+handed in by the CI front door, which resolved it from the job's).
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TextIO
+from typing import TextIO, cast
+
+from neens_action.ci import platforms
+from neens_action.ci.platforms import Platform
 
 
 class Clock:
@@ -35,6 +40,11 @@ class World:
     err: TextIO = field(default_factory=lambda: sys.stderr)  # human log
     out: TextIO = field(default_factory=lambda: sys.stdout)  # machine output (--json)
     clock: Clock = field(default_factory=Clock)
+    platform: Platform = field(default=cast(Platform, None))  # None: detected from environ
+
+    def __post_init__(self) -> None:
+        if self.platform is None:
+            self.platform = platforms.detect(self.environ)
 
     def log(self, message: str = "") -> None:
         """One human line on stderr, flushed (CI logs are read live)."""

@@ -2,7 +2,7 @@
 
 A launcher is ``launch(argv, env) -> Child``: it starts ``argv`` in its own session (POSIX) /
 process group (Windows) with stdin on one pipe and stdout plus stderr on another, and returns
-a :class:`Child` holding the parent's ends as plain file descriptors. Two launchers exist:
+a :class:`Child` holding the parent's ends as plain file descriptors. Three launchers exist:
 
 - :func:`launch_glibc`: glibc's ``posix_spawn`` through ctypes (all of that fenced in
   :mod:`neens_action.agents.glibc_launcher`); it releases the GIL while the child starts,
@@ -12,11 +12,9 @@ a :class:`Child` holding the parent's ends as plain file descriptors. Two launch
   (:mod:`neens_action.agents.portable`: threads instead of ``poll(2)``), used on Windows,
   wherever ``select.poll`` is missing, and whenever ``NEENS_LAUNCHER=portable``.
 
-Both give the child the same start: the argv, exactly ``env``, default SIGPIPE/SIGXFSZ
+They give the child the same start: the argv, exactly ``env``, default SIGPIPE/SIGXFSZ
 handling, an empty signal mask, a new session, and no descriptor but 0, 1 and 2.
-:func:`choose_launch` picks one, once, from the environment it is given:
-``NEENS_LAUNCHER=popen``, ``glibc`` or ``portable`` forces one; unset means glibc where
-available, the portable path where the fast path cannot run (Windows), Popen otherwise.
+Which one runs is decided in :mod:`neens_action.agents.driver` (``NEENS_LAUNCHER``).
 
 Exit statuses are collected here for both (``waitpid`` on POSIX, woken by a pidfd where
 Linux has one, waited on with ``poll``, so any descriptor number works). A status that cannot
@@ -36,16 +34,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from neens_action.agents import glibc_launcher, portable
 from neens_action.agents.proc import pidfd as open_pidfd
-from neens_action.errors import UsageError
 
-LAUNCHER_VAR = "NEENS_LAUNCHER"
 _POSIX = os.name == "posix"
-LAUNCHERS = ("popen", "glibc", "portable")
-
-
-def fast_path_available() -> bool:
-    """The runner's fast path needs POSIX pipes and ``select.poll`` (not on Windows)."""
-    return _POSIX and hasattr(select, "poll")
 _waitpid = os.waitpid  # the one place exit statuses are read (tests fake its failures)
 
 
@@ -105,7 +95,7 @@ class Child:
                 self._popen.wait(timeout)
             return self.poll()
         end = time.monotonic() + timeout
-        fd = self.open_pidfd()
+        fd = self.open_pidfd() if hasattr(select, "poll") else None
         poller = None
         if fd is not None:
             poller = select.poll()  # poll, not select: a pidfd may be >= FD_SETSIZE
@@ -174,33 +164,6 @@ def launch_portable(argv: Sequence[str], env: Mapping[str, str]) -> Child:
     child = _with_pipes(lambda stdin, out: _popen(argv, env, stdin, out))
     child.portable = True
     return child
-
-
-def launch(argv: Sequence[str], env: Mapping[str, str]) -> Child:
-    """Start ``argv`` the fastest way this system allows."""
-    start = launch_popen if glibc_launcher.load() is None else launch_glibc
-    return start(argv, env)
-
-
-def choose_launch(environ: Mapping[str, str]) -> Launch:
-    """The launcher ``environ`` asks for (``NEENS_LAUNCHER``), chosen once per runner:
-    ``popen``, ``glibc`` (UsageError where it is unavailable), or unset/empty: glibc where
-    available, Popen otherwise. Any other value is a UsageError (exit 2)."""
-    value = environ.get(LAUNCHER_VAR, "").strip().lower()
-    if value == "popen":
-        return launch_popen
-    if value == "portable" or (not value and not fast_path_available()):
-        return launch_portable
-    available = glibc_launcher.load() is not None
-    if value == "glibc":
-        if not available:
-            raise UsageError(f"{LAUNCHER_VAR}=glibc: {glibc_launcher.UNAVAILABLE} "
-                             f"(unset it or use {LAUNCHER_VAR}=popen)")
-        return launch_glibc
-    if value:
-        raise UsageError(f"{LAUNCHER_VAR} must be popen, glibc or portable "
-                         f"(got {value[:40]!r})")
-    return launch_glibc if available else launch_popen
 
 
 def _popen(argv: Sequence[str], env: Mapping[str, str], stdin: int,

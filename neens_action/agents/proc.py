@@ -1,9 +1,15 @@
 """Small process helpers for the runner: the capped output tail, feeding stdin, reading
-output, pidfds, durations."""
+output, pidfds, the stop signals, durations.
+
+Nothing here (nor anywhere in ``neens_action.agents``) reads a platform constant when it is
+imported (``select.POLLIN``, ``signal.SIGKILL``, ``os.posix_spawn``...): Windows lacks them, and
+every command imports the agents package. They are read when a process is driven.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 
 
 class OutputTail:
@@ -26,6 +32,14 @@ class OutputTail:
         if self.dropped:
             out = f"[… {self.dropped} earlier bytes dropped]\n" + out
         return out
+
+
+def stop_signals() -> tuple[int | None, int | None]:
+    """``(term, kill)`` for a process group: SIGTERM and SIGKILL on POSIX; ``(None, None)``
+    elsewhere (Windows), where a tree is killed at once instead of signalled."""
+    if os.name != "posix":
+        return None, None
+    return signal.SIGTERM, signal.SIGKILL
 
 
 def pidfd(pid: int) -> int | None:

@@ -1,8 +1,8 @@
 """Agent processes: one invocation of the user's command per job (spec 6.3, 6.4).
 
-Each invocation runs in its own session / process group (started by a launcher of
-:mod:`neens_action.agents.launcher`, chosen once from the ``environ`` given; on Windows, or
-with ``NEENS_LAUNCHER=portable``, driven by :mod:`~neens_action.agents.portable`), gets the
+Each invocation runs in its own session / process group (started by the launcher that
+:func:`neens_action.agents.driver.make_runner` chose; on Windows, or with
+``NEENS_LAUNCHER=portable``, driven by :mod:`~neens_action.agents.portable`), gets the
 prompt on stdin (then stdin is closed) and its environment from the job. stdout and stderr are
 captured together into a tail buffer capped at ``output_cap`` bytes; nothing is echoed.
 An exit status that cannot be read fails the item with that reason. On the per-item
@@ -20,11 +20,8 @@ launching and kills every live group.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -32,9 +29,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from neens_action.agents import portable
-from neens_action.agents.launcher import Child, Launch, choose_launch
-from neens_action.agents.proc import OutputTail, feed, fmt_secs, read_output
+from neens_action.agents import poll_path, portable
+from neens_action.agents.launcher import Child, Launch
+from neens_action.agents.proc import fmt_secs, stop_signals
 from neens_action.outcome import Invocation
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
@@ -56,13 +53,12 @@ class Job:
 
 
 _SUCCEEDED = object()  # a result slot of a successful invocation that is not kept
-_READABLE = getattr(select, "POLLIN", 1) | getattr(select, "POLLHUP", 16)
-_PIPE_PAGE = 4096  # PIPE_BUF: every pipe takes this much at once, even at the pipe limit
-_KILL, _TERM = (signal.SIGKILL, signal.SIGTERM) if _POSIX else (None, None)  # Windows: tree
 
 
 class Runner:
     """Runs ``command`` once per job. See the module docstring."""
+
+    starts_own_processes = False  # True: a subclass that needs no ``launch`` (workers)
 
     def __init__(
         self,
@@ -79,10 +75,12 @@ class Runner:
         clock: Callable[[], float] = time.monotonic,
         log_every: float = 0.0,
         launch: Launch | None = None,
-        environ: Mapping[str, str] | None = None,
     ) -> None:
         if not command:
             raise ValueError("empty command")
+        if launch is None and not self.starts_own_processes:
+            raise TypeError("a Runner needs its launch: build it with "
+                            "neens_action.agents.driver.make_runner")
         self.command = command
         self.timeout = timeout
         self.concurrency = max(1, int(concurrency))
@@ -96,13 +94,13 @@ class Runner:
         # > 0: per-item lines are written together at most this often (one write, not one
         # per item: each costs the worker a GIL round trip and the log reader a wake-up)
         self.log_every = log_every
-        # starts one agent process; chosen here, once (NEENS_LAUNCHER in ``environ``:
-        # UsageError if it names no launcher this system has)
-        self.launch = launch or choose_launch(environ or {})
+        # starts one agent process (chosen once, by agents.driver.make_runner)
+        self.launch = launch
         self._lock = threading.Lock()
         self._resolved: dict[str, Sequence[str]] = {}  # PATH -> argv with a resolved program
         self._live: dict[int, Child] = {}
         self._stopping = False
+        self._term, self._kill = stop_signals()  # (None, None) on Windows: the tree is killed
 
     # -- public --------------------------------------------------------------------------------
 
@@ -116,7 +114,7 @@ class Runner:
             self._stopping = True
             live = list(self._live.values())
         for child in live:
-            child.signal_group(_KILL)
+            child.signal_group(self._kill)
 
     def run(
         self,
@@ -249,13 +247,14 @@ class Runner:
             self._live[child.pid] = child
             late = self._stopping
         if late:
-            child.signal_group(_KILL)
+            child.signal_group(self._kill)
         try:
-            timed_out, tail = (portable.communicate(  # threads, no poll(2)
+            # threads where poll(2) is missing (or NEENS_LAUNCHER=portable), else one poll loop
+            drive = portable.communicate if child.portable else poll_path.communicate
+            timed_out, tail = drive(
                 child, job.input, timeout=self.timeout, grace=self.grace, drain=self.drain,
                 output_cap=self.output_cap, clock=self.clock, stopping=lambda: self._stopping,
-                term=_TERM, kill=_KILL) if child.portable else
-                self._communicate(child, job.input))
+                term=self._term, kill=self._kill)
         finally:
             with self._lock:
                 self._live.pop(child.pid, None)
@@ -290,107 +289,6 @@ class Runner:
             cached = [os.path.abspath(found), *self.command[1:]] if found else self.command
             self._resolved[path] = cached
         return cached
-
-    def _communicate(self, child: Child, text: str) -> tuple[bool, OutputTail]:
-        """Feed stdin, collect the output tail, wait for the exit (or the deadline).
-
-        Built for the common case of a short agent, with as few system calls as possible
-        (each one hands the GIL to another worker and back): an input that fits one pipe
-        page is written at once and stdin closed; one ``poll(2)`` then waits for output,
-        its end and, through a pidfd (Linux), the exit; the output left after the last
-        writer closed is read without waiting again. Without a pidfd the exit is checked
-        when the output has ended and on every quiet wake-up (at least every 0.1 s, which
-        is also when the timeout, the kill on interrupt, and a leader that exited while
-        something it started still holds the output are handled).
-        """
-        tail = OutputTail(self.output_cap)
-        data = (text or "").encode("utf-8", errors="replace")
-        out = child.stdout
-        assert out is not None and child.stdin is not None
-        poller = select.poll()
-        poller.register(out, _READABLE)
-        offset = _write_small(child, data)
-        if offset < len(data):  # a larger input goes in as the agent reads it
-            os.set_blocking(child.stdin, False)
-            offset = feed(child.stdin, data, offset)
-            if offset < len(data):
-                poller.register(child.stdin, select.POLLOUT)
-            else:
-                child.close_stdin()
-        exit_fd = child.open_pidfd()
-        if exit_fd is not None:
-            poller.register(exit_fd, select.POLLIN)
-        deadline = self.clock() + self.timeout if self.timeout else None
-        timed_out = False
-        exited = False
-        term_at: float | None = None  # when SIGTERM was sent
-        drain_until: float | None = None  # stop reading by then (after exit or kill)
-        eof = False
-        try:
-            while True:
-                now = self.clock()
-                if not exited:
-                    if self._stopping:
-                        child.signal_group(_KILL)
-                    if deadline is not None and not timed_out and now >= deadline:
-                        timed_out, term_at = True, now
-                        child.signal_group(_TERM)
-                    if term_at is not None and now - term_at >= self.grace:
-                        child.signal_group(_KILL)
-                        term_at = None
-                elif eof:
-                    break
-                elif drain_until is None:
-                    drain_until = now + self.drain
-                elif now >= drain_until:
-                    break
-                wait = 0.1
-                if deadline is not None and not timed_out:
-                    wait = min(wait, deadline - now)
-                if drain_until is not None:
-                    wait = min(wait, drain_until - now)
-                wait = max(0.0, wait)
-                if eof and child.stdin is None and exit_fd is None:  # only the exit left
-                    exited = child.wait(wait)
-                    continue
-                events = poller.poll(wait * 1000)
-                for fd, happened in events:
-                    if fd == out:
-                        eof = read_output(out, tail, closed=bool(happened & select.POLLHUP))
-                        if eof:
-                            poller.unregister(out)
-                    elif fd == exit_fd:
-                        poller.unregister(exit_fd)
-                        exit_fd = None
-                        exited = child.poll()
-                    elif child.stdin is not None:  # stdin can take more
-                        offset = feed(child.stdin, data, offset)
-                        if offset >= len(data):
-                            poller.unregister(child.stdin)
-                            child.close_stdin()
-                if not exited and exit_fd is None and (eof or not events):
-                    exited = child.poll()
-        finally:
-            child.close_pipes()
-            # Nothing of this item may outlive it (leader exited, or timed out/killed).
-            child.signal_group(_KILL)
-            if not child.poll():
-                child.wait(self.drain)
-            child.close()
-        return timed_out, tail
-
-
-def _write_small(child: Child, data: bytes) -> int:
-    """Write an input of at most one pipe page to the new, empty pipe (which takes it
-    without blocking) and close stdin; returns how much is written (0: a larger input)."""
-    if len(data) > _PIPE_PAGE:
-        return 0
-    assert child.stdin is not None
-    if data:
-        with contextlib.suppress(OSError):  # EPIPE: the agent closed its stdin already
-            os.write(child.stdin, data)
-    child.close_stdin()
-    return len(data)
 
 
 def _shell(command: str) -> list[str]:

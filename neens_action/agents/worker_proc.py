@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from neens_action.agents.proc import OutputTail
+from neens_action.agents.proc import OutputTail, stop_signals
 from neens_action.agents.worker_protocol import (
     LineBuffer,
     ProtocolError,
@@ -27,7 +26,11 @@ from neens_action.agents.worker_protocol import (
 )
 
 _POSIX = os.name == "posix"
-_IN = select.POLLIN | select.POLLHUP | select.POLLERR
+
+
+def _readable() -> int:
+    """The ``poll(2)`` events of a pipe with something to read (or its writer gone)."""
+    return select.POLLIN | select.POLLHUP | select.POLLERR
 
 
 @dataclass
@@ -84,7 +87,7 @@ class WorkerProc:
         poller = select.poll()
         for fd in (self.stdout, self.stderr):
             if fd is not None:
-                poller.register(fd, _IN)
+                poller.register(fd, _readable())
         if self.stdin is None:
             return Exchange(exited=True)
         poller.register(self.stdin, select.POLLOUT)
@@ -190,7 +193,7 @@ class WorkerProc:
             if self.stderr is None:
                 break
             poller = select.poll()
-            poller.register(self.stderr, _IN)
+            poller.register(self.stderr, _readable())
             if not poller.poll(0) or not self._read_stderr():
                 break
 
@@ -209,13 +212,14 @@ class WorkerProc:
         """End the worker: ``term`` sends SIGTERM first (a timeout); otherwise stdin is
         closed (the normal end: a worker exits at the end of its input). After ``grace``
         seconds its whole group is killed; nothing it started outlives it."""
+        term_sig, kill_sig = stop_signals()
         if term:
-            self.signal_group(signal.SIGTERM if _POSIX else None)
+            self.signal_group(term_sig)
         else:
             self.close_input()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(grace)
-        self.signal_group(signal.SIGKILL if _POSIX else None)
+        self.signal_group(kill_sig)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(5)
         self.drain()

@@ -22,7 +22,6 @@ after ``grace`` seconds, its group is killed.
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,13 +32,14 @@ from neens_action.agents.worker_proc import Exchange, WorkerProc
 from neens_action.agents.worker_protocol import item_message, worker_env
 from neens_action.outcome import Invocation
 
-_KILL = getattr(signal, "SIGKILL", None)
 NOT_A_WORKER = ("it never answered an item: does the command speak the worker protocol? "
                 "(docs/worker-protocol.md; in Python: neens_action.agent.serve)")
 
 
 class WorkerRunner(Runner):
     """Runs ``command`` as ``workers`` long-lived processes. See the module docstring."""
+
+    starts_own_processes = True  # each worker is a WorkerProc, not a launched Child
 
     def __init__(self, command: Sequence[str] | str, *, workers: int,
                  **kwargs: Any) -> None:
@@ -61,7 +61,7 @@ class WorkerRunner(Runner):
         with self._lock:
             procs = list(self._workers.values())
         for proc in procs:
-            proc.signal_group(_KILL)
+            proc.signal_group(self._kill)
 
     def stop_workers(self) -> None:
         """The normal end: close every worker's stdin, give them ``grace`` seconds, kill."""
@@ -71,7 +71,7 @@ class WorkerRunner(Runner):
         deadline = time.monotonic() + self.grace
         for proc in procs:
             if self._stopping:
-                proc.signal_group(_KILL)
+                proc.signal_group(self._kill)
             else:
                 proc.close_input()
         for proc in procs:
@@ -99,7 +99,7 @@ class WorkerRunner(Runner):
                 self._workers[me] = proc
                 late = self._stopping
             if late:
-                proc.signal_group(_KILL)
+                proc.signal_group(self._kill)
         deadline = start + self.timeout if self.timeout else None
         ex = proc.exchange(item_message(job.key, job.input, env), job.key, deadline=deadline,
                            clock=self.clock, stopping=lambda: self._stopping)
@@ -144,11 +144,3 @@ class WorkerRunner(Runner):
         if not proc.spoke and (rc == 0 or proc.stray):  # a one-shot agent, most likely
             error += f": {NOT_A_WORKER}"
         return {"returncode": rc, "error": error}
-
-
-def make_runner(command: Sequence[str] | str, *, workers: int | None = None,
-                **kwargs: Any) -> Runner:
-    """A Runner: one process per item, or (``workers``) that many warm worker processes."""
-    if workers:
-        return WorkerRunner(command, workers=workers, **kwargs)
-    return Runner(command, **kwargs)

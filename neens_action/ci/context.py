@@ -13,48 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neens_action.ci.inputs import Inputs
+from neens_action.ci.platforms import Platform, is_secret
 from neens_action.otlp import TRACES_PATH, origin_text, same_origin, traces_endpoint, with_key
 from neens_action.policy import GatePolicy
 from neens_action.publish.actions import Commands
 from neens_action.settings.connection import Connection
 from neens_action.world import World
 
-# The agents' environment (docs/trust-boundary.md): the job's environment minus what only the
-# front door needs. Denied: the action's inputs (tokens inside), the CI platforms' tokens and
-# the runner's file-command paths (an agent writing $GITHUB_OUTPUT could forge our outputs).
-_SCRUB_PREFIXES = ("INPUT_", "NEENS_INPUT_")
-_SCRUB = frozenset({
-    # ours: the key reaches agents only as the OTLP exporter header it needs
-    "NEENS_API_KEY", "NEENS_GITLAB_TOKEN",
-    # GitHub Actions
-    "GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_CACHE_URL",
-    "ACTIONS_RESULTS_URL", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH",
-    "GITHUB_STATE",
-    # GitLab CI
-    "CI_JOB_TOKEN", "CI_BUILD_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V1", "CI_JOB_JWT_V2",
-    "CI_REGISTRY_PASSWORD", "CI_DEPENDENCY_PROXY_PASSWORD", "CI_DEPLOY_PASSWORD",
-})
 # scheme://user:password@host...: the userinfo is dropped from every such value
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
-
-
-def detect_platform(environ: Mapping[str, str]) -> str:
-    """``github`` | ``gitlab`` | ``jenkins`` | ``generic``."""
-    if environ.get("GITHUB_ACTIONS") == "true":
-        return "github"
-    if environ.get("GITLAB_CI") == "true":
-        return "gitlab"
-    if environ.get("JENKINS_URL"):
-        return "jenkins"
-    return "generic"
-
-
-def workspace_of(environ: Mapping[str, str]) -> Path:
-    for var in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR", "WORKSPACE"):
-        if environ.get(var):
-            return Path(environ[var])
-    return Path.cwd()
 
 
 @dataclass
@@ -62,7 +29,7 @@ class CiContext:
     """What a mode builder gets: the parsed inputs and the world its flow will use."""
 
     environ: Mapping[str, str] = field(repr=False)  # the job's environment, as received
-    platform: str
+    platform: Platform  # resolved once, by the front door
     inputs: Inputs
     world: World  # environ here is the agents' environment (secrets for us scrubbed)
     workspace: Path
@@ -86,14 +53,17 @@ def agent_environment(environ: Mapping[str, str], inputs: Inputs,
                       warn: Callable[[str], None] | None = None) -> dict[str, str]:
     """The environment the install command and the agents run with.
 
-    The denied variables above are dropped and userinfo is stripped from URLs; the Neens URL
+    Denied (docs/trust-boundary.md): the action's inputs (tokens inside), our key, and every
+    platform's secrets (:func:`neens_action.ci.platforms.is_secret`: tokens, and the runner's
+    file-command paths, as an agent writing $GITHUB_OUTPUT could forge our outputs). They
+    are dropped and userinfo is stripped from URLs; the Neens URL
     is exported as ``NEENS_BASE_URL``. Traces go to Neens unless the job points them
     elsewhere; the key is added, as the traces-only header variable (so metric and log
     exporters never send it), only when the traces endpoint has ``base-url``'s origin. A
     job whose traces go elsewhere keeps its variables as they are, and ``warn`` says so once.
     """
     env = {k: _USERINFO.sub(r"\1", v) for k, v in environ.items()
-           if not k.startswith(_SCRUB_PREFIXES) and k not in _SCRUB}
+           if not is_secret(k)}
     base_url, api_key = inputs.get("base-url"), inputs.get("api-key")
     if not base_url:
         return env

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO
 
+from neens_action.agents.portable import kill_tree_windows
+from neens_action.agents.proc import stop_signals
 from neens_action.publish.actions import Commands
 from neens_action.text import excerpt
 
@@ -25,10 +26,20 @@ KILL_GRACE = 5.0
 DRAIN = 1.0  # seconds to read what the exited command left in the pipe
 
 
+def _signal_group(proc: subprocess.Popen[bytes], sig: int | None) -> None:
+    """Send ``sig`` to the command's process group; where there are no groups to signal
+    (Windows: ``sig`` is None) its process tree is killed at once, while it runs."""
+    if sig is None:
+        if proc.poll() is None:
+            kill_tree_windows(proc.pid)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
+    for sig in stop_signals():  # SIGTERM, then SIGKILL (POSIX names, read now)
+        _signal_group(proc, sig)
         try:
             proc.wait(KILL_GRACE)
             return
@@ -91,8 +102,7 @@ def run_install(
         # process group (a server left in the background) is killed and the rest dropped
         reader.join(DRAIN)
         done.set()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _signal_group(proc, stop_signals()[1])
         reader.join(KILL_GRACE)
     if rc != 0:
         return f"the install command failed with exit code {rc}"

@@ -24,14 +24,8 @@ from typing import TextIO
 from neens_action import jobs, pipeline
 from neens_action.api.client import NeensClient
 from neens_action.ci import inputs as ci_inputs
-from neens_action.ci.context import (
-    CiContext,
-    Plan,
-    agent_environment,
-    artifact_path,
-    detect_platform,
-    workspace_of,
-)
+from neens_action.ci import platforms
+from neens_action.ci.context import CiContext, Plan, agent_environment, artifact_path
 from neens_action.ci.harden import make_undumpable
 from neens_action.ci.inputs import InputError
 from neens_action.ci.install import run_install
@@ -66,12 +60,9 @@ MODES: dict[str, Callable[[CiContext], Plan]] = {
 
 
 def publishers_for(ctx: CiContext, mode: str) -> list[Publisher]:
-    from neens_action.publish.publishers import (
-        FilesPublisher,
-        GitHubPublisher,
-        GitLabPublisher,
-        PublishConfig,
-    )
+    """The publisher of the platform's table entry (:mod:`neens_action.ci.platforms`), with
+    the artifacts, the comment settings and the platform's own token."""
+    from neens_action.publish.publishers import PublishConfig
 
     inp = ctx.inputs
 
@@ -84,21 +75,16 @@ def publishers_for(ctx: CiContext, mode: str) -> list[Publisher]:
         result_file=where("result-file"), summary_file=where("summary-file"),
         dotenv_file=where("dotenv-file"), summary=inp.get("summary", True) is not False,
         comment=inp.get("comment", "update"), matrix_key=inp.get("matrix-key", ""),
-        github_token=inp.get("github-token", ""),
-        gitlab_token=ctx.environ.get("NEENS_GITLAB_TOKEN", "").strip(), log=ctx.log,
+        token=ctx.platform.token(inp, ctx.environ), commands=ctx.commands, log=ctx.log,
     )
-    if ctx.platform == "github" and ctx.commands is not None:
-        return [GitHubPublisher(config, ctx.commands)]
-    if ctx.platform == "gitlab":
-        return [GitLabPublisher(config)]
-    return [FilesPublisher(config)]
+    return [ctx.platform.publisher_class()(config)]
 
 
-def bad_input(platform: str, err: InputError, commands: Commands | None, world: World,
-              environ: Mapping[str, str]) -> int:
+def bad_input(platform: platforms.Platform, err: InputError, commands: Commands | None,
+              world: World, environ: Mapping[str, str]) -> int:
     """One line naming the input, exit 2; on GitHub also a short summary and the outputs
     (``exit-code=2``, ``verdict=errored``) so ``if: always()`` steps can read them."""
-    if platform != "github" or commands is None:
+    if not platform.workflow_commands or commands is None:
         world.log(f"neens: error: input {err.name}: {err.why}")
         return EXIT_ERROR
     commands.error(f"{err.name}: {err.why}", title="neens input")
@@ -127,8 +113,8 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     """
     env = dict(os.environ if environ is None else environ)
     make_undumpable()  # agents cannot read /proc/$PPID/environ
-    platform = detect_platform(env)
-    if platform != "github":
+    platform = platforms.detect(env)  # resolved once, for the whole step
+    if not platform.workflow_commands:
         return _run(env, platform, stream or sys.stderr, None)
     guard = GuardedStream(stream or sys.stderr)
     commands = Commands(guard)
@@ -144,16 +130,17 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
         commands.resume()
 
 
-def _run(env: dict[str, str], platform: str, err: TextIO, commands: Commands | None) -> int:
-    world = World(environ=env, err=err, out=sys.stdout)
+def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
+         commands: Commands | None) -> int:
+    world = World(environ=env, err=err, out=sys.stdout, platform=platform)
     client: NeensClient | None = None
     try:
         inputs = ci_inputs.parse_inputs(env)
         if not str(inputs.get("api-key") or "").strip():
             raise InputError("api-key", EMPTY_KEY)  # never send an empty key to Neens
         world = World(environ=agent_environment(env, inputs, warn=world.log), err=err,
-                      out=sys.stdout)
-        workspace = workspace_of(env)
+                      out=sys.stdout, platform=platform)
+        workspace = platforms.workspace(env)
         wd = inputs.get("working-directory")
         if wd:
             target = Path(wd) if Path(wd).is_absolute() else workspace / wd

@@ -6,7 +6,8 @@ command runs, so ``neens --version`` starts without click; each command group is
 Every error is turned into one line on stderr and the exit-code contract here:
 0 gate passed, 1 gate failed, 2 run error / bad usage, 130 interrupted.
 
-In a GitHub ``run:`` step (``GITHUB_ACTIONS=true``) the CLI shields itself: workflow commands
+On a platform whose log runs workflow commands (GitHub Actions, ``GITHUB_ACTIONS=true``: see
+:mod:`neens_action.ci.platforms`) the CLI shields itself: workflow commands
 are paused from its first line to its last (``::stop-commands::`` with a random token, which
 the runner applies to stdout and stderr alike) and its human log on stderr goes through a
 :class:`~neens_action.publish.actions.GuardedStream`, so a gate name, a prompt or a server
@@ -17,18 +18,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from neens_action import __version__
-
-_CLICK_NAMES = ("LazyGroup", "make_lazy_group", "neens", "CONTEXT")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CLICK_NAMES:
-        from neens_action.cli import app as cli_click
-        return getattr(cli_click, name)
-    raise AttributeError(f"module 'neens_action.cli.main' has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,13 +32,14 @@ def run(argv: list[str] | None = None) -> int:
     if args == ["--version"]:  # the fast path: no click, no requests
         print(f"neens {__version__}")
         return 0
+    from neens_action.ci import platforms
     from neens_action.ci.harden import make_undumpable
     from neens_action.cli.app import invoke
 
     make_undumpable()  # the agents we run cannot read /proc/$PPID/environ
     # `neens ci` is the CI front door: it masks and shields itself (a second shield around it
     # would neutralise its own ::add-mask:: and ::stop-commands:: lines)
-    if os.environ.get("GITHUB_ACTIONS") != "true" or args[:1] == ["ci"]:
+    if args[:1] == ["ci"] or not platforms.detect(os.environ).workflow_commands:
         return invoke(argv)
     from neens_action.publish.actions import Commands, GuardedStream
 

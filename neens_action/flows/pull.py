@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from neens_action.agents import correlation
+from neens_action.agents.driver import make_runner
 from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
-from neens_action.agents.workers import make_runner
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
 from neens_action.flows.runs import poll_run

@@ -1,8 +1,10 @@
 """Publishers: what the CI front door does with a finished Report on each platform.
 
-Each has ``publish(report, outcome, result_json) -> dict[str, str]`` (the CI outputs), as
-``pipeline.execute`` calls it. A publisher never changes the exit code: a step that fails
-(a file that cannot be written, an API that refuses) becomes a notice or a warning line.
+Each is built from a :class:`PublishConfig` alone and has ``publish(report, outcome,
+result_json) -> dict[str, str]`` (the CI outputs), as ``pipeline.execute`` calls it; each
+platform's entry in :mod:`neens_action.ci.platforms` names its publisher. A publisher never
+changes the exit code: a step that fails (a file that cannot be written, an API that
+refuses) becomes a notice or a warning line.
 
 - :class:`FilesPublisher` (every platform): the JSON result and the Markdown summary as files
   in the workspace (artifacts), failing agents' output echoed to the log.
@@ -32,7 +34,7 @@ ECHO_CHARS = 16 * 1024  # tail of each one's output
 
 @dataclass
 class PublishConfig:
-    """Everything a publisher needs besides the report (built once by ``ci.py``)."""
+    """Everything a publisher needs besides the report (built once by the CI front door)."""
 
     environ: Mapping[str, str] = field(repr=False)  # the job's: secrets in it
     workspace: Path
@@ -43,8 +45,8 @@ class PublishConfig:
     summary: bool = True
     comment: str = "update"  # update | new | off
     matrix_key: str = ""
-    github_token: str = field(default="", repr=False)
-    gitlab_token: str = field(default="", repr=False)
+    token: str = field(default="", repr=False)  # the platform's API token (its table entry)
+    commands: Commands | None = None  # workflow commands (GitHub), shielded by the front door
     timeout: float = 20.0
     log: Callable[[str], None] = field(default=print, repr=False)
 
@@ -139,8 +141,11 @@ class FilesPublisher:
 class GitHubPublisher(FilesPublisher):
     """Job summary, annotations, sticky PR comment and step outputs on GitHub Actions."""
 
-    def __init__(self, config: PublishConfig, commands: Commands) -> None:
+    def __init__(self, config: PublishConfig, commands: Commands | None = None) -> None:
         super().__init__(config)
+        commands = commands or config.commands
+        if commands is None:
+            raise ValueError("GitHubPublisher needs the front door's workflow commands")
         self.commands = commands
 
     def annotate(self, report: Report) -> None:
@@ -191,7 +196,7 @@ class GitHubPublisher(FilesPublisher):
         mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
                       leg=self.config.matrix_key)
         body = render_comment(report, marker=mark, details_url=ctx.details_url)
-        result = post_sticky_comment(ctx, token=self.config.github_token, body=body, mark=mark,
+        result = post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
                                      mode=self.config.comment, timeout=self.config.timeout)
         for notice in result.notices:
             self.commands.notice(notice, title="Neens PR comment")
@@ -263,7 +268,7 @@ class GitLabPublisher(FilesPublisher):
         ctx = GitLabContext.from_env(self.config.environ)
         mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
         body = render_comment(report, marker=mark, details_url=ctx.job_url or None)
-        result = post_sticky_note(ctx, token=self.config.gitlab_token, body=body, mark=mark,
+        result = post_sticky_note(ctx, token=self.config.token, body=body, mark=mark,
                                   mode=self.config.comment, timeout=self.config.timeout)
         for notice in result.notices:
             self.log(f"neens: notice: {notice}")

@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote
 
+from neens_action.ci import platforms
+from neens_action.ci.platforms import Platform
 from neens_action.errors import UsageError
 from neens_action.report.model import Report
 
@@ -100,27 +102,20 @@ def item_link(template: str, run_id: str, item_id: str) -> str:
     return _fill(t, run_id=run_id, item_id=item_id) if ITEM_ID in t else ""
 
 
-def ci_context(environ: Mapping[str, str]) -> dict[str, str]:
-    """Where the report was made: platform, job URL (and the run page holding the summary)."""
-    env = {k: v.strip() for k, v in environ.items() if isinstance(v, str)}
-    if env.get("GITHUB_ACTIONS") == "true":
-        server = env.get("GITHUB_SERVER_URL", "https://github.com")
-        repo, run_id = env.get("GITHUB_REPOSITORY", ""), env.get("GITHUB_RUN_ID", "")
-        run = f"{server}/{repo}/actions/runs/{run_id}"
-        return {"platform": "github", "job_url": run if _HTTP.match(run) else ""}
-    if env.get("GITLAB_CI") or env.get("CI_JOB_URL"):
-        url = env.get("CI_JOB_URL", "")
-        return {"platform": "gitlab", "job_url": url if _HTTP.match(url) else ""}
-    if env.get("JENKINS_URL") or env.get("BUILD_URL"):
-        url = env.get("BUILD_URL", "")
-        return {"platform": "jenkins", "job_url": url if _HTTP.match(url) else ""}
-    return {"platform": "local", "job_url": ""}
+def ci_context(environ: Mapping[str, str], platform: Platform | None = None) -> dict[str, str]:
+    """Where the report was made: the platform (:mod:`neens_action.ci.platforms`; detected from
+    ``environ`` when not given) and the URL of its job (the page holding the summary)."""
+    platform = platform or platforms.detect(environ)
+    env = {k: v for k, v in environ.items() if isinstance(v, str)}
+    url = platform.job_url(env)
+    return {"platform": platform.context_name, "job_url": url if _HTTP.match(url) else ""}
 
 
 def attach(report: Report, *, ui_url: str = "", environ: Mapping[str, str] | None = None,
-           baseline_run_id: str = "") -> Report:
+           baseline_run_id: str = "", platform: Platform | None = None) -> Report:
     """Fill ``run_url``, item links, ``links`` and ``context`` (idempotent). ``ui_url`` (the
-    setting) wins over ``NEENS_UI_URL`` in ``environ``."""
+    setting) wins over ``NEENS_UI_URL`` in ``environ``; ``platform`` is the one the world
+    resolved (detected from ``environ`` when not given)."""
     template = (ui_url or (environ or {}).get("NEENS_UI_URL", "")).strip()
     if report.kind != "sweep":
         report.run_url = ui_link(template, report.run_id)
@@ -131,7 +126,7 @@ def attach(report: Report, *, ui_url: str = "", environ: Mapping[str, str] | Non
     if base:
         report.links["baseline"] = base
     if environ is not None:
-        report.context = {k: v for k, v in ci_context(environ).items() if v}
+        report.context = {k: v for k, v in ci_context(environ, platform).items() if v}
         if report.context.get("job_url"):
             report.links.setdefault("summary", report.context["job_url"])
     return report

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from neens_action.agents.correlation import SweepTag, item_env, otlp_warning
+from neens_action.agents.driver import make_runner
 from neens_action.agents.runner import Job, Runner
-from neens_action.agents.workers import make_runner
 from neens_action.errors import (
     Interrupted,
     NeensApiError,

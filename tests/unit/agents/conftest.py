@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +14,10 @@ FD_SETSIZE = 1024  # select.select cannot watch a descriptor at or above this
 def high_fds() -> Iterator[int]:
     """Hold descriptors up to past FD_SETSIZE, so every fd opened meanwhile (pipes, pidfds)
     is numbered >= 1024; yields the first free number. The soft RLIMIT_NOFILE is raised
-    for the test if it is too low (and restored)."""
+    for the test if it is too low (and restored). POSIX only: ``resource`` is imported here,
+    so the rest of this directory collects on Windows (the project workflow runs it there)."""
+    import resource
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = FD_SETSIZE + 256
     if soft != resource.RLIM_INFINITY and soft < wanted:

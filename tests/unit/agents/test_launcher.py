@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from neens_action.agents import glibc_launcher, launcher
+from neens_action.agents import driver, glibc_launcher, launcher
 from neens_action.errors import EXIT_ERROR, UsageError
 
 PY = sys.executable
@@ -255,17 +255,17 @@ def test_an_agent_reaped_elsewhere_is_an_error_never_0(launch):
 
 
 def test_choose_launch_follows_neens_launcher():
-    assert launcher.choose_launch({}) is launcher.launch_glibc  # glibc >= 2.34 here (CI too)
-    assert launcher.choose_launch({"NEENS_LAUNCHER": ""}) is launcher.launch_glibc
-    assert launcher.choose_launch({"NEENS_LAUNCHER": "popen"}) is launcher.launch_popen
-    assert launcher.choose_launch({"NEENS_LAUNCHER": " Popen\n"}) is launcher.launch_popen
-    assert launcher.choose_launch({"NEENS_LAUNCHER": "glibc"}) is launcher.launch_glibc
+    assert driver.choose_launch({}) is launcher.launch_glibc  # glibc >= 2.34 here (CI too)
+    assert driver.choose_launch({"NEENS_LAUNCHER": ""}) is launcher.launch_glibc
+    assert driver.choose_launch({"NEENS_LAUNCHER": "popen"}) is launcher.launch_popen
+    assert driver.choose_launch({"NEENS_LAUNCHER": " Popen\n"}) is launcher.launch_popen
+    assert driver.choose_launch({"NEENS_LAUNCHER": "glibc"}) is launcher.launch_glibc
 
 
 @pytest.mark.parametrize("value", ["fork", "posix_spawn", "1"])
 def test_any_other_neens_launcher_is_a_usage_error(value):
     with pytest.raises(UsageError) as caught:
-        launcher.choose_launch({"NEENS_LAUNCHER": value})
+        driver.choose_launch({"NEENS_LAUNCHER": value})
     assert str(caught.value) == f"NEENS_LAUNCHER must be popen, glibc or portable (got {value!r})"
     assert caught.value.exit_code == EXIT_ERROR
 
@@ -279,10 +279,10 @@ def without_glibc(monkeypatch):
 
 def test_without_glibc_popen_is_chosen_and_glibc_cannot_be_forced(monkeypatch):
     without_glibc(monkeypatch)
-    assert launcher.choose_launch({}) is launcher.launch_popen
+    assert driver.choose_launch({}) is launcher.launch_popen
     with pytest.raises(UsageError, match=r"NEENS_LAUNCHER=glibc: .*glibc 2\.34 or newer"):
-        launcher.choose_launch({"NEENS_LAUNCHER": "glibc"})
-    rc, out, _ = run(launcher.launch, ["/bin/sh", "-c", "cat"], stdin=b"via popen")
+        driver.choose_launch({"NEENS_LAUNCHER": "glibc"})
+    rc, out, _ = run(driver.choose_launch({}), ["/bin/sh", "-c", "cat"], stdin=b"via popen")
     assert (rc, out) == (0, "via popen")
     with pytest.raises(OSError, match=r"glibc 2\.34"):
         launcher.launch_glibc(["/bin/true"], {})

@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from neens_action.agents import launcher, portable, runner
-from neens_action.agents.runner import Job, Runner
+from neens_action.agents import driver, launcher, portable, runner
+from neens_action.agents.driver import make_runner
+from neens_action.agents.runner import Job
 
 PY = sys.executable
 
@@ -69,6 +70,7 @@ def windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     killed: list[int] = []
     FakePopen.started = []
     monkeypatch.setattr(launcher, "_POSIX", False)
+    monkeypatch.setattr(driver, "_POSIX", False)
     monkeypatch.setattr(runner, "_POSIX", False)
     monkeypatch.setattr(launcher.subprocess, "Popen", FakePopen)
     monkeypatch.setattr(portable, "kill_tree_windows", killed.append)
@@ -77,9 +79,9 @@ def windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_windows_picks_the_portable_path_by_itself(windows: list[int]) -> None:
-    assert not launcher.fast_path_available()
-    assert launcher.choose_launch({}) is launcher.launch_portable
-    assert launcher.choose_launch({"NEENS_LAUNCHER": "portable"}) is launcher.launch_portable
+    assert not driver.fast_path_available()
+    assert driver.choose_launch({}) is launcher.launch_portable
+    assert driver.choose_launch({"NEENS_LAUNCHER": "portable"}) is launcher.launch_portable
 
 
 def test_windows_agent_starts_in_a_new_group_with_utf8(windows: list[int]) -> None:
@@ -103,12 +105,12 @@ def test_windows_agent_starts_in_a_new_group_with_utf8(windows: list[int]) -> No
 
 
 def test_windows_shell_command_uses_comspec(windows: list[int]) -> None:
-    r = Runner("echo hi", log=lambda s: None)
+    r = make_runner("echo hi", log=lambda s: None)
     assert r._argv({}) == [r"C:\Windows\system32\cmd.exe", "/c", "echo hi"]
 
 
-def _portable_runner(command: list[str], **kw: Any) -> Runner:
-    return Runner(command, log=lambda s: None, keep_output=True,
+def _portable_runner(command: list[str], **kw: Any) -> runner.Runner:
+    return make_runner(command, log=lambda s: None, keep_output=True,
                   environ={"NEENS_LAUNCHER": "portable"}, **kw)
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from neens_action.agents import glibc_launcher, launcher
-from neens_action.agents.runner import Job, Runner
+from neens_action.agents import driver, glibc_launcher, launcher
+from neens_action.agents.driver import make_runner
+from neens_action.agents.runner import Job
 from neens_action.errors import UsageError
 from tests.helpers import alive, wait_for
 
@@ -29,15 +30,15 @@ def agent_launcher(request, monkeypatch):
     the portable path (threads, no poll) where the fast path is unavailable: Windows, here
     forced by making the fast path look unavailable, as NEENS_LAUNCHER=portable does)."""
     if request.param == "portable":
-        monkeypatch.setattr(launcher, "fast_path_available", lambda: False)
-        assert Runner(["cat"]).launch is launcher.launch_portable
-        assert Runner(["cat"], environ={"NEENS_LAUNCHER": "portable"}).launch is (
+        monkeypatch.setattr(driver, "fast_path_available", lambda: False)
+        assert make_runner(["cat"]).launch is launcher.launch_portable
+        assert make_runner(["cat"], environ={"NEENS_LAUNCHER": "portable"}).launch is (
             launcher.launch_portable)
     elif request.param == "Popen":
         monkeypatch.setattr(glibc_launcher, "load", lambda: None)  # as without glibc
-        assert Runner(["cat"]).launch is launcher.launch_popen
+        assert make_runner(["cat"]).launch is launcher.launch_popen
     else:
-        assert Runner(["cat"]).launch is launcher.launch_glibc  # glibc >= 2.34 (CI, image)
+        assert make_runner(["cat"]).launch is launcher.launch_glibc  # glibc >= 2.34 (CI, image)
         if request.param.endswith("without pidfd"):
             monkeypatch.setattr(launcher, "open_pidfd", lambda pid: None)
     return request.param
@@ -57,7 +58,7 @@ def test_stdin_env_returncode_and_order():
     lines: list[str] = []
     script = ("import os,sys; d=sys.stdin.read(); "
               "print(d, os.environ['X_TAG']); sys.exit(0 if d.endswith('1') else 3)")
-    r = Runner([PY, "-c", script], concurrency=2, log=lines.append)
+    r = make_runner([PY, "-c", script], concurrency=2, log=lines.append)
     out = r.run(jobs(3, X_TAG="tagged"))
     assert [i.item_id for i in out] == ["it_0", "it_1", "it_2"]
     assert [i.returncode for i in out] == [3, 0, 3]
@@ -72,7 +73,7 @@ def test_stdin_env_returncode_and_order():
 def test_keep_ok_false_returns_only_what_did_not_succeed_in_job_order():
     script = "import sys; d=sys.stdin.read(); sys.exit(0 if int(d.split()[1]) % 3 else 4)"
     lines: list[str] = []
-    out = Runner([PY, "-c", script], concurrency=3, log=lines.append).run(
+    out = make_runner([PY, "-c", script], concurrency=3, log=lines.append).run(
         jobs(10), keep_ok=False)
     assert [i.item_id for i in out] == ["it_0", "it_3", "it_6", "it_9"]
     assert all(i.returncode == 4 for i in out)
@@ -95,14 +96,14 @@ def test_jobs_are_taken_from_a_lazy_sequence_one_at_a_time():
 
     Sequence.register(Lazy)
     lazy = Lazy()
-    out = Runner(["cat"], log=lambda s: None).run(lazy)  # type: ignore[arg-type]
+    out = make_runner(["cat"], log=lambda s: None).run(lazy)  # type: ignore[arg-type]
     assert [i.item_id for i in out] == ["it_0", "it_1", "it_2", "it_3"]
     assert lazy.made == [0, 1, 2, 3]  # never copied into a list up front
 
 
 def test_log_every_writes_item_lines_together_and_loses_none():
     calls: list[str] = []
-    Runner(["cat"], concurrency=4, log=calls.append, log_every=60).run(jobs(30))
+    make_runner(["cat"], concurrency=4, log=calls.append, log_every=60).run(jobs(30))
     assert len(calls) == 1  # one write at the end, not thirty
     lines = calls[0].splitlines()
     assert sorted(line.split("]")[0] for line in lines) == sorted(
@@ -112,7 +113,7 @@ def test_log_every_writes_item_lines_together_and_loses_none():
 def test_log_every_lines_do_not_wait_for_the_end_of_the_run():
     calls: list[str] = []
     slow = [PY, "-c", "import sys, time; sys.stdin.read(); time.sleep(0.6)"]
-    Runner(slow, log=calls.append, log_every=0.05).run(jobs(3))
+    make_runner(slow, log=calls.append, log_every=0.05).run(jobs(3))
     assert [c.split("]")[0] for c in calls] == ["item 1/3 [it_0", "item 2/3 [it_1",
                                                "item 3/3 [it_2"]  # each while the next ran
 
@@ -124,20 +125,20 @@ def test_callable_env_and_shell_string():
         calls.append(1)
         return {**os.environ, "GREETING": "hi"}
 
-    r = Runner('test "$GREETING" = hi && cat >/dev/null', log=lambda s: None, keep_output=True)
+    r = make_runner('test "$GREETING" = hi && cat >/dev/null', log=lambda s: None, keep_output=True)
     out = r.run([Job("a", "x", env), Job("b", "y", env)])
     assert [i.ok for i in out] == [True, True] and len(calls) == 2
 
 
 def test_large_stdin_to_agent_that_ignores_it():
-    r = Runner([PY, "-c", "print('done')"], log=lambda s: None, timeout=60)
+    r = make_runner([PY, "-c", "print('done')"], log=lambda s: None, timeout=60)
     out = r.run(jobs(1, text="x" * 1_000_000))
     assert out[0].ok
 
 
 def test_output_cap_keeps_the_tail():
     script = "import sys; sys.stdout.write('a'*200000 + 'THE-END'); sys.exit(1)"
-    r = Runner([PY, "-c", script], output_cap=4096, log=lambda s: None)
+    r = make_runner([PY, "-c", script], output_cap=4096, log=lambda s: None)
     inv = r.run(jobs(1))[0]
     assert inv.output.endswith("THE-END")
     assert "earlier bytes dropped" in inv.output
@@ -149,7 +150,7 @@ def test_timeout_kills_grandchildren(tmp_path):
     script = (f"sleep 300 & echo $! >> {pidfile}; "
               f"sh -c 'sleep 300 & echo $! >> {pidfile}; wait' & echo $! >> {pidfile}; "
               f"echo $$ >> {pidfile}; wait")
-    r = Runner(["sh", "-c", script], timeout=1.0, grace=0.5, log=lambda s: None)
+    r = make_runner(["sh", "-c", script], timeout=1.0, grace=0.5, log=lambda s: None)
     start = time.monotonic()
     inv = r.run(jobs(1))[0]
     assert time.monotonic() - start < 20
@@ -162,7 +163,7 @@ def test_timeout_kills_grandchildren(tmp_path):
 
 def test_term_then_kill_for_agents_ignoring_sigterm(tmp_path):
     script = "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)"
-    r = Runner([PY, "-c", script], timeout=0.5, grace=0.5, log=lambda s: None)
+    r = make_runner([PY, "-c", script], timeout=0.5, grace=0.5, log=lambda s: None)
     inv = r.run(jobs(1))[0]
     assert inv.timed_out and inv.returncode == -signal.SIGKILL
 
@@ -170,7 +171,7 @@ def test_term_then_kill_for_agents_ignoring_sigterm(tmp_path):
 def test_leftover_background_process_killed_after_normal_exit(tmp_path):
     pidfile = tmp_path / "pids"
     script = f"sleep 300 >/dev/null 2>&1 & echo $! > {pidfile}; exit 0"
-    r = Runner(["sh", "-c", script], log=lambda s: None)
+    r = make_runner(["sh", "-c", script], log=lambda s: None)
     inv = r.run(jobs(1))[0]
     assert inv.ok
     pid = read_pids(pidfile, 1)[0]
@@ -181,7 +182,7 @@ def test_escaped_grandchild_cannot_hang_the_runner(tmp_path):
     pidfile = tmp_path / "pids"
     # setsid puts the grandchild outside the agent's group, still holding stdout
     script = f"setsid sleep 300 & echo $! > {pidfile}; sleep 300"
-    r = Runner(["sh", "-c", script], timeout=0.5, grace=0.2, drain=1.0, log=lambda s: None)
+    r = make_runner(["sh", "-c", script], timeout=0.5, grace=0.2, drain=1.0, log=lambda s: None)
     start = time.monotonic()
     try:
         inv = r.run(jobs(1))[0]
@@ -194,7 +195,7 @@ def test_escaped_grandchild_cannot_hang_the_runner(tmp_path):
 
 
 def test_concurrency_runs_in_parallel():
-    r = Runner([PY, "-c", "import time; time.sleep(1.0)"], concurrency=4, log=lambda s: None)
+    r = make_runner([PY, "-c", "import time; time.sleep(1.0)"], concurrency=4, log=lambda s: None)
     start = time.monotonic()
     out = r.run(jobs(4))
     elapsed = time.monotonic() - start
@@ -207,13 +208,13 @@ def test_sequential_when_concurrency_is_one(tmp_path):
     script = ("import os,sys,time; p=sys.argv[1]\n"
               "if os.path.exists(p): sys.exit(9)\n"
               "open(p,'w').close(); time.sleep(0.2); os.remove(p)")
-    r = Runner([PY, "-c", script, str(marker)], concurrency=1, log=lambda s: None)
+    r = make_runner([PY, "-c", script, str(marker)], concurrency=1, log=lambda s: None)
     assert all(i.ok for i in r.run(jobs(4)))
 
 
 def test_launch_error_recorded_and_run_continues():
     lines: list[str] = []
-    r = Runner(["/nonexistent/agent"], log=lines.append)
+    r = make_runner(["/nonexistent/agent"], log=lines.append)
     out = r.run(jobs(2))
     assert all(i.error and i.error.startswith("failed to launch command") for i in out)
     assert len([line for line in lines if line.startswith("item ")]) == 2
@@ -222,7 +223,7 @@ def test_launch_error_recorded_and_run_continues():
 def test_progress_lines_and_on_result():
     lines: list[str] = []
     seen: list[str] = []
-    r = Runner([PY, "-c", "pass"], concurrency=2, log=lines.append, progress_every=0.0)
+    r = make_runner([PY, "-c", "pass"], concurrency=2, log=lines.append, progress_every=0.0)
     r.run(jobs(4), on_result=lambda job, inv: seen.append(job.key))
     progress = [line for line in lines if line.startswith("items ")]
     assert progress and all(" done, 0 failed, eta " in line for line in progress)
@@ -232,7 +233,7 @@ def test_progress_lines_and_on_result():
 def test_kill_all_stops_launching_and_kills(tmp_path):
     pidfile = tmp_path / "pids"
     script = f"echo $$ >> {pidfile}; sleep 300"
-    r = Runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
+    r = make_runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
     result: dict = {}
     t = threading.Thread(target=lambda: result.setdefault("out", r.run(jobs(6))))
     t.start()
@@ -251,7 +252,7 @@ def test_interrupt_in_waiting_thread_kills_agents(tmp_path):
     """An exception raised in the waiting thread (what a signal handler does) kills agents."""
     pidfile = tmp_path / "pids"
     script = f"echo $$ >> {pidfile}; sleep 300"
-    r = Runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
+    r = make_runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
 
     def interrupt_soon() -> None:
         read_pids(pidfile, 2)
@@ -288,7 +289,7 @@ def test_neens_launcher_popen_in_the_environment_makes_the_runner_use_popen(monk
             super().__init__(args, *rest, **kw)
 
     monkeypatch.setattr(subprocess, "Popen", Spy)
-    r = Runner([PY, "-c", "print('via popen')"], log=lambda s: None, keep_output=True,
+    r = make_runner([PY, "-c", "print('via popen')"], log=lambda s: None, keep_output=True,
                environ={"NEENS_LAUNCHER": "popen"})
     assert r.launch is launcher.launch_popen
     out = r.run(jobs(2))
@@ -298,24 +299,24 @@ def test_neens_launcher_popen_in_the_environment_makes_the_runner_use_popen(monk
     forced = {"NEENS_LAUNCHER": "glibc"}
     if agent_launcher == "Popen":  # glibc made unavailable: forcing it is a usage error
         with pytest.raises(UsageError, match=r"^NEENS_LAUNCHER=glibc: .* or newer"):
-            Runner(["cat"], environ=forced)
+            make_runner(["cat"], environ=forced)
         return
-    r = Runner([PY, "-c", "pass"], log=lambda s: None, environ=forced)
+    r = make_runner([PY, "-c", "pass"], log=lambda s: None, environ=forced)
     assert all(i.ok for i in r.run(jobs(2))) and started == []  # and glibc never does
 
 
 def test_a_bad_neens_launcher_fails_when_the_runner_is_built():
     with pytest.raises(UsageError, match=r"^NEENS_LAUNCHER must be popen, glibc or portable"):
-        Runner(["cat"], environ={"NEENS_LAUNCHER": "vfork"})
+        make_runner(["cat"], environ={"NEENS_LAUNCHER": "vfork"})
 
 
 def test_descriptors_above_1024_work(high_fds):
     """Pipes and pidfds all numbered >= 1024: every wait is a poll, never a select."""
     script = "import sys; print(sys.stdin.read()); sys.exit(0 if sys.argv[1] == 'x' else 4)"
-    r = Runner([PY, "-c", script, "x"], concurrency=2, log=lambda s: None, keep_output=True)
+    r = make_runner([PY, "-c", script, "x"], concurrency=2, log=lambda s: None, keep_output=True)
     out = r.run(jobs(3, text="big fds"))
     assert [(i.returncode, i.output) for i in out] == [(0, "big fds\n")] * 3
-    r = Runner([PY, "-c", script, "y"], timeout=30, log=lambda s: None)
+    r = make_runner([PY, "-c", script, "y"], timeout=30, log=lambda s: None)
     assert [i.returncode for i in r.run(jobs(2))] == [4, 4]
 
 
@@ -323,7 +324,7 @@ def test_an_exit_status_that_cannot_be_read_fails_the_item():
     """SIGCHLD ignored: the kernel reaps the agent itself, its status is lost (ECHILD).
     That is never a success (Popen would say 0)."""
     lines: list[str] = []
-    r = Runner([PY, "-c", "import sys; sys.stdin.read()"], log=lines.append, concurrency=2)
+    r = make_runner([PY, "-c", "import sys; sys.stdin.read()"], log=lines.append, concurrency=2)
     old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     try:
         out = r.run(jobs(2))

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from neens_action.agents.correlation import ItemEnv
+from neens_action.agents.driver import make_runner
 from neens_action.agents.runner import Job, Runner
-from neens_action.agents.workers import WorkerRunner, make_runner
+from neens_action.agents.workers import WorkerRunner
 from tests.helpers import alive, wait_for
 
 PY = sys.executable

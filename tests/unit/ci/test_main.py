@@ -16,13 +16,6 @@ ROOT = Path(__file__).resolve().parents[3]
 KEY = "nk_live_unit_secret_0001"
 
 
-def test_platform_detection() -> None:
-    assert ci.detect_platform({"GITHUB_ACTIONS": "true"}) == "github"
-    assert ci.detect_platform({"GITLAB_CI": "true"}) == "gitlab"
-    assert ci.detect_platform({"JENKINS_URL": "http://j"}) == "jenkins"
-    assert ci.detect_platform({}) == "generic"
-
-
 def test_input_sources_in_order() -> None:
     env = {"INPUT_API-KEY": "a", "INPUT_API_KEY": "b", "NEENS_INPUT_API_KEY": "c",
            "NEENS_API_KEY": "d"}

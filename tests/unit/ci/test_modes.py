@@ -11,6 +11,7 @@ import pytest
 
 from neens_action.ci import inputs as ci_inputs
 from neens_action.ci import main as ci
+from neens_action.ci import platforms
 from neens_action.ci.context import CiContext
 from neens_action.ci.inputs import InputError, parse_inputs
 from neens_action.ci.modes import common as ci_modes
@@ -48,7 +49,7 @@ def _error_line(env: dict[str, str]) -> str:
 
 
 def _ctx(env: dict[str, str], workspace: Path) -> CiContext:
-    return CiContext(environ=env, platform="github", inputs=parse_inputs(env),
+    return CiContext(environ=env, platform=platforms.GITHUB, inputs=parse_inputs(env),
                         world=World(environ=env, err=io.StringIO(), out=io.StringIO()),
                         workspace=workspace)
 
