@@ -119,7 +119,7 @@ def agent_options(unit: str = "item") -> Decorator:
 
 
 workers_option = click.option(
-    "--workers", type=click.IntRange(min=1), default=None, metavar="N",
+    "--workers", type=int, default=None, metavar="N",
     help="Worker mode: N long-lived agent processes, each handed one item at a time over "
          "a pipe (docs/worker-protocol.md); replaces --concurrency.")
 
