@@ -260,7 +260,7 @@ def _settings(flags: dict[str, Any], *, drive: bool) -> tuple[Any, Any, Any]:
 
     world = World()
     settings = StressSettings.from_flags(flags, world.environ)
-    policy = load_policy(settings.gate_policy, settings.overrides)
+    policy = load_policy(settings)
     settings.validate_stress(world.environ, drive=drive, policy=policy)
     return settings, policy, world
 

@@ -46,11 +46,12 @@ RUN_NAMES = CONNECTION_NAMES.with_(table(
     "run_id", "create", "dataset", "dataset_version_id", "version_label", "name", "baseline",
     "max_regressions", "min_pass_rate", "max_cost_delta_pct", "max_latency_delta_pct",
     "min_avg_score", "max_abs_failures", "timeout", "concurrency", "workers", "poll_interval",
-    "poll_timeout", "no_gate", "shard", "pr_number", "pr_url",
+    "poll_timeout", "no_gate", "shard",
     gates=Name("--gates", "gates", "NEENS_GATES"),
     gate_policy=Name("--gate-policy", "gate-policy", "NEENS_GATE_POLICY"),
     repo=Name("--repo", None, "NEENS_REPO"),
-    git_sha=Name("--git-sha"), branch=Name("--branch"), json=Name("--json"),
+    git_sha=Name("--git-sha"), branch=Name("--branch"), pr_number=Name("--pr-number"),
+    pr_url=Name("--pr-url"), json=Name("--json"),
     junit=Name("--junit", "junit-file"), no_start=Name("--no-start"),
     finish=Name("--finish"), only_create=Name("--only-create"),
 ))
@@ -240,6 +241,13 @@ class EvalRunSettings(Connection):
         return bool(self.json or self.junit or self.full_run_items)
 
     @checks
+    def check_rules(self) -> EvalRunSettings:
+        """Every field's value rule (``RULES``); the CLI runs them before it reads the policy
+        file, so an override flag is refused by its setting's rule, as in the CI step."""
+        apply_rules(self.RULES, self)
+        return self
+
+    @checks
     def validate(self, *, need_command: bool = True,
                  declared_gates: bool = False) -> EvalRunSettings:
         """Check everything that can be checked before a request; parse specs. Returns self.
@@ -249,7 +257,7 @@ class EvalRunSettings(Connection):
         """
         self.declared_gates = declared_gates
         self.check_connection()
-        apply_rules(self.RULES, self)
+        self.check_rules()
         self.gates_wire = parse_gates(self.gates)
         shard.check_flags(self)  # --shard / --no-start / --finish / --only-create
         if need_command and shard.needs_command(self) and not self.command:

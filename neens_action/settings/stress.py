@@ -72,7 +72,7 @@ class StressSettings(EvalRunSettings):
     """``neens stress run`` / ``launch``: eval run settings plus the suite knobs."""
 
     NAMES: ClassVar[Names] = STRESS_NAMES
-    RULES: ClassVar[Rules] = {**RUN_RULES, "per_mode": lambda _field, value: check_per_mode(value),
+    RULES: ClassVar[Rules] = {**RUN_RULES, "per_mode": lambda _f, v: check_per_mode(v),
                               "ready_timeout": number(positive=True)}
 
     suite_id: str | None = None
