@@ -20,6 +20,7 @@ import requests
 from neens_action.api.client import NeensClient
 from neens_action.errors import NeensApiError
 from neens_action.otlp import exporter_headers, origin_text, same_origin, traces_endpoint
+from neens_action.settings.names import CONNECTION_NAMES, phrase
 
 __all__ = ["Check", "exporter_headers", "preflight", "run_checks", "traces_endpoint"]
 
@@ -46,7 +47,7 @@ class Check:
 def check_base_url(base_url: str) -> Check:
     name = "base URL answers"
     if not base_url:
-        return Check(name, False, "no base URL", "pass --base-url or set NEENS_BASE_URL")
+        return Check(name, False, "no base URL", phrase("base_url", CONNECTION_NAMES, "set"))
     try:
         resp = requests.get(base_url.rstrip("/") + "/flywheel/gates/ci", timeout=TIMEOUT,
                             headers={"Accept": "application/json"})
@@ -61,8 +62,8 @@ def check_base_url(base_url: str) -> Check:
 def check_key(client: NeensClient) -> Check:
     name = "API key accepted"
     if not client.has_key:
-        return Check(name, False, "no API key", "pass --api-key or set NEENS_API_KEY "
-                     "(a nk_live_... project key from Neens settings)")
+        return Check(name, False, "no API key", phrase("api_key", CONNECTION_NAMES, "set")
+                     + " (a nk_live_... project key from Neens settings)")
     try:
         client.list_ci_gates()
     except NeensApiError as exc:

@@ -27,7 +27,12 @@ class NeensError(Exception):
 
 
 class UsageError(NeensError):
-    """Bad flags, inputs, environment or files: the user can fix it before re-running."""
+    """Bad flags, inputs, environment or files: the user can fix it before re-running.
+
+    A setting that breaks its rule raises the subclass
+    :class:`~neens_action.settings.names.SettingError`, which names the settings field; each
+    front door words it from the settings' name table (a flag on the CLI, an input in CI).
+    """
 
 
 class PolicyError(UsageError):

@@ -22,12 +22,21 @@ from requests.auth import AuthBase
 
 from neens_action.api.json_stream import TooLarge, decode_chunks, loads
 from neens_action.errors import NeensApiError
+from neens_action.settings.names import CONNECTION_NAMES, phrase
 
 DETAIL_MAX = 200
-STATUS_HINTS = {
-    401: "check --api-key / NEENS_API_KEY: a nk_live_… project key",
-    403: "the API key is not allowed to access this project or resource",
-}
+def status_hint(status: int) -> str | None:
+    """Advice for an HTTP status (the key named as the front door in force names it)."""
+    if status == 401:
+        return f"check {phrase('api_key', CONNECTION_NAMES, 'either')}: a nk_live_… project key"
+    if status == 403:
+        return "the API key is not allowed to access this project or resource"
+    return None
+
+
+def origin_question() -> str:
+    """``is --base-url the Neens API origin?`` (``the base-url input`` in the CI step)."""
+    return f"is {phrase('base_url', CONNECTION_NAMES)} the Neens API origin?"
 _TAG = re.compile(r"<[^>]*>")
 _SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
@@ -213,8 +222,8 @@ def decode_body(method: str, path: str, resp: requests.Response,
 
 
 def unreadable(method: str, path: str, what: str) -> NeensApiError:
-    return NeensApiError(f"{method} {path} returned {what}; is --base-url the Neens API "
-                         "origin?", status=200, method=method, path=path)
+    return NeensApiError(f"{method} {path} returned {what}; {origin_question()}", status=200,
+                         method=method, path=path)
 
 
 def read_error_body(resp: requests.Response) -> None:
@@ -239,8 +248,8 @@ def drain(resp: requests.Response) -> None:
 def non_json_error(method: str, path: str, status: int, content_type: str) -> NeensApiError:
     kind = (content_type or "unknown content type").split(";")[0]
     return NeensApiError(
-        f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); is "
-        "--base-url the Neens API origin?", status=status, method=method, path=path)
+        f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); "
+        f"{origin_question()}", status=status, method=method, path=path)
 
 
 def expect_object(method: str, path: str, data: Any) -> dict:
@@ -251,7 +260,7 @@ def expect_object(method: str, path: str, data: Any) -> dict:
         return data
     raise NeensApiError(
         f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
-        "JSON object was expected); is --base-url the Neens API origin?",
+        f"JSON object was expected); {origin_question()}",
         status=200, method=method, path=path,  # a 2xx answer: not transient
     )
 

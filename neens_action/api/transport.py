@@ -40,7 +40,6 @@ from neens_action.api import json_stream
 from neens_action.api.deadline import Deadline, DeadlineAdapter
 from neens_action.api.http_util import (
     MAX_BODY_BYTES,
-    STATUS_HINTS,
     BearerAuth,
     backoff_delay,
     decode_body,
@@ -51,9 +50,11 @@ from neens_action.api.http_util import (
     parse_retry_after,
     path_segment,
     read_error_body,
+    status_hint,
     transport_failure,
 )
 from neens_action.errors import NeensApiError
+from neens_action.settings.names import CONNECTION_NAMES, phrase
 
 USER_AGENT = f"neens-action/{__version__} (+https://neens.ai)"
 REQUEST_BUDGET = 300.0  # seconds of wall clock per attempt, body included
@@ -82,7 +83,8 @@ class Transport:
     ) -> None:
         base = (base_url or "").strip().rstrip("/")
         if not base:
-            raise NeensApiError("no Neens base URL: pass --base-url or set NEENS_BASE_URL")
+            raise NeensApiError("no Neens base URL: "
+                                + phrase("base_url", CONNECTION_NAMES, "set"))
         self.base_url = base
         self.project_id = project_id or None
         self.timeout = float(timeout)
@@ -263,7 +265,7 @@ class Transport:
             msg += f" {reason}"
         if detail:
             msg += f": {detail}"
-        hint = STATUS_HINTS.get(resp.status_code)
+        hint = status_hint(resp.status_code)
         if hint:
             msg += f" ({hint})"
         return NeensApiError(msg, status=resp.status_code, detail=detail or None,

@@ -12,10 +12,13 @@ An input whose value is its ``unset`` marker (``-1`` for the optional numbers, `
 two delta percentages) counts as empty: the GitLab component's number inputs must have a
 number as their default, so "not set" is spelled that way there (``docs/gitlab.md``).
 
-Every value is checked here; a bad one raises :class:`InputError` naming the input. This is
-the only input table: every mode's inputs are in it (the inputs every mode reads first, then
-the mode-specific ones in name order), and ``action.yml``, the GitLab component and the docs
-table are checked against it by tests.
+Every value is typed here (text -> number, bool, list...); a value that is not of its type
+raises :class:`InputError` naming the input. The rules a value must follow (``min-pass-rate``
+between 0 and 1...) belong to the settings the modes build: a broken rule is a
+:class:`~neens_action.settings.names.SettingError`, worded for the input by the settings' name
+table (:meth:`InputError.of`). This is the only input table: every mode's inputs are in it
+(the inputs every mode reads first, then the mode-specific ones in name order), and
+``action.yml``, the GitLab component and the docs table are checked against it by tests.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neens_action.errors import UsageError
+from neens_action.settings.names import SettingError
 
 TRUE = {"true", "yes", "y", "on", "1"}
 FALSE = {"false", "no", "n", "off", "0"}
@@ -41,6 +45,11 @@ class InputError(UsageError):
         self.name = name
         self.why = " ".join(why.split())
 
+    @classmethod
+    def of(cls, err: SettingError) -> InputError:
+        """A settings rule broken by an input: named and worded from the settings' table."""
+        return cls(err.input_name(), err.input_reason())
+
 
 @dataclass(frozen=True)
 class Input:
@@ -50,9 +59,6 @@ class Input:
     help: str = ""
     choices: tuple[str, ...] = ()
     fallback: str = ""  # a plain environment variable read when the input is empty
-    minimum: float | None = None
-    maximum: float | None = None
-    positive: bool = False
     # the value that means "not set" (typed GitLab inputs cannot default to empty)
     unset: str = ""
 
@@ -64,8 +70,7 @@ INPUTS: list[Input] = [
     Input("mode", "str", "run", "what to do (one of ci.MODES)"),
     Input("command", "words", "", "the agent command, run once per item (shell words)"),
     Input("install", "script", "", "a set-up command run first with `sh -c`"),
-    Input("install-timeout", "float", "1200", "deadline of the install command (s)",
-          positive=True),
+    Input("install-timeout", "float", "1200", "deadline of the install command (s)"),
     Input("working-directory", "path", "", "directory to run install and the agent in"),
     Input("base-url", "url", "", "Neens API origin", fallback="NEENS_BASE_URL"),
     Input("api-key", "secret", "", "Neens project key", fallback="NEENS_API_KEY"),
@@ -80,16 +85,14 @@ INPUTS: list[Input] = [
     Input("version-label", "str", "", "candidate version label"),
     Input("name", "str", "", "run name"),
     Input("baseline", "str", "", "branch:<name> | run:<id> | prod | prod:<range>"),
-    Input("max-regressions", "int", "", "gate: fail if regressions > N", minimum=0,
+    Input("max-regressions", "int", "", "gate: fail if regressions > N",
           unset=NO_NUMBER),
-    Input("min-pass-rate", "float", "", "gate: fail if pass rate < R", minimum=0, maximum=1,
+    Input("min-pass-rate", "float", "", "gate: fail if pass rate < R",
           unset=NO_NUMBER),
-    Input("timeout", "float", "600", "per-item agent timeout (s): every agent has a deadline",
-          positive=True),
-    Input("concurrency", "int", "1", "parallel agent invocations", minimum=1, maximum=256),
-    Input("poll-interval", "float", "5", "longest wait between status polls (s)",
-          positive=True),
-    Input("poll-timeout", "float", "1800", "overall scoring budget (s)", positive=True),
+    Input("timeout", "float", "600", "per-item agent timeout (s): every agent has a deadline"),
+    Input("concurrency", "int", "1", "parallel agent invocations"),
+    Input("poll-interval", "float", "5", "longest wait between status polls (s)"),
+    Input("poll-timeout", "float", "1800", "overall scoring budget (s)"),
     Input("no-gate", "bool", "false", "a failed gate exits 0 (a run error still exits 2)"),
     Input("gate-policy", "path", "", "gate-as-code policy file", fallback="NEENS_GATE_POLICY"),
     Input("github-token", "secret", "", "token for the PR comment", fallback="GITHUB_TOKEN"),
@@ -110,32 +113,32 @@ INPUTS: list[Input] = [
     Input("arms", "list", "", "mode sweep: one arm per line, LABEL=MODEL (runner) or "
           "LABEL=CONNECTION_ID (sweep-mode push)"),
     Input("bar", "float", "", "mode sweep: pass rate an arm must clear (0..1; default the "
-          "sweep's gate, else the deployment's)", minimum=0, maximum=1, unset=NO_NUMBER),
+          "sweep's gate, else the deployment's)", unset=NO_NUMBER),
     Input("baseline-arm", "str", "", "mode sweep: the arm savings are measured against "
           "(default the first)"),
     Input("budget-usd", "float", "", "mode sweep: Neens refuses the sweep when its estimate is "
-          "above this", minimum=0, unset=NO_NUMBER),
+          "above this", unset=NO_NUMBER),
     Input("failure-modes", "list", "", "mode stress: failure modes to attack (ids, one per "
           "line or comma-separated)"),
     Input("gates", "str", "", "eval gates to run: active | gate-a,gate-b (modes run, push)",
           fallback="NEENS_GATES"),
-    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)", minimum=1,
+    Input("k", "int", "", "mode sweep: repetitions per arm (pass^k)",
           unset=NO_NUMBER),
     Input("max-abs-failures", "int", "", "policy override: block if more than N items fail",
-          minimum=0, unset=NO_NUMBER),
+          unset=NO_NUMBER),
     Input("max-cost-delta-pct", "float", "",
           "policy override: block if the average cost grows more than P % vs the baseline",
-          minimum=-100, unset=NO_DELTA),
+          unset=NO_DELTA),
     Input("max-latency-delta-pct", "float", "",
           "policy override: block if the average latency grows more than P % vs the baseline",
-          minimum=-100, unset=NO_DELTA),
+          unset=NO_DELTA),
     Input("min-avg-score", "float", "", "policy override: block if the average score is "
-          "below S (0..1)", minimum=0, maximum=1,
+          "below S (0..1)",
           unset=NO_NUMBER),
     Input("per-mode", "int", "", "mode stress: LLM-written scenarios per failure mode (1-25)",
-          minimum=1, maximum=25, unset=NO_NUMBER),
+          unset=NO_NUMBER),
     Input("ready-timeout", "float", "600", "mode stress: how long to wait for the suite to be "
-          "generated (s)", positive=True),
+          "generated (s)"),
     Input("require-winner", "bool", "false", "mode sweep: exit 1 unless an arm clears the bar"),
     Input("shard", "str", "",
           "mode shard: this job's share of the run, I/N (1-based); default in a GitLab "
@@ -147,7 +150,7 @@ INPUTS: list[Input] = [
           "(Neens calls each arm's connection)", choices=("runner", "push")),
     Input("workers", "int", "", "modes run, shard, sweep: worker mode, N long-lived agent "
           "processes handed one item at a time (docs/worker-protocol.md); replaces "
-          "concurrency", minimum=1, maximum=256, unset=NO_NUMBER),
+          "concurrency", unset=NO_NUMBER),
 ]
 _BY_NAME = {i.name: i for i in INPUTS}
 
@@ -194,12 +197,6 @@ def _number(spec: Input, text: str, cast: type) -> int | float:
         raise InputError(spec.name, f"must be {what}, got {text[:40]!r}") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(spec.name, f"must be a finite number, got {text[:40]!r}")
-    if spec.positive and value <= 0:
-        raise InputError(spec.name, f"must be greater than 0, got {text[:40]}")
-    if spec.minimum is not None and value < spec.minimum:
-        raise InputError(spec.name, f"must be at least {spec.minimum:g}, got {text[:40]}")
-    if spec.maximum is not None and value > spec.maximum:
-        raise InputError(spec.name, f"must be at most {spec.maximum:g}, got {text[:40]}")
     return value
 
 
@@ -270,7 +267,7 @@ class Inputs:
 
 
 def parse_inputs(environ: Mapping[str, str], names: Iterable[str] | None = None) -> Inputs:
-    """Read and validate every input (or just ``names``); the first bad one raises."""
+    """Read and type every input (or just ``names``); the first one of a wrong type raises."""
     values: dict[str, Any] = {}
     wanted = list(names) if names is not None else [i.name for i in INPUTS]
     for name in wanted:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -34,15 +33,12 @@ from neens_action.ci.modes import run as run_mode
 from neens_action.ci.modes import shard as shard_mode
 from neens_action.ci.modes import stress as stress_mode
 from neens_action.ci.modes import sweep as sweep_mode
+from neens_action.ci.modes.common import check_input_rules
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
 from neens_action.publish.actions import Commands, GuardedStream
-from neens_action.report.build.errors import (
-    in_input_terms,
-    outcome_in_input_terms,
-    report_in_input_terms,
-)
 from neens_action.settings.connection import make_client
+from neens_action.settings.names import CI, SettingError, speaking
 from neens_action.world import World
 
 EMPTY_KEY = ("is empty: secrets are not passed to workflows from forks, and an unset secret "
@@ -115,7 +111,8 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     make_undumpable()  # agents cannot read /proc/$PPID/environ
     platform = platforms.detect(env)  # resolved once, for the whole step
     if not platform.workflow_commands:
-        return _run(env, platform, stream or sys.stderr, None)
+        with speaking(CI):  # settings are named as inputs (--api-key reads "api-key input")
+            return _run(env, platform, stream or sys.stderr, None)
     guard = GuardedStream(stream or sys.stderr)
     commands = Commands(guard)
     for secret in ci_inputs.secrets_in(env):
@@ -124,7 +121,8 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = guard  # a stray print is inert too
     try:
-        return _run(env, platform, guard, commands)
+        with speaking(CI):
+            return _run(env, platform, guard, commands)
     finally:
         sys.stdout, sys.stderr = saved
         commands.resume()
@@ -136,6 +134,7 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
     client: NeensClient | None = None
     try:
         inputs = ci_inputs.parse_inputs(env)
+        check_input_rules(inputs)  # the settings' value rules, before anything else
         if not str(inputs.get("api-key") or "").strip():
             raise InputError("api-key", EMPTY_KEY)  # never send an empty key to Neens
         world = World(environ=agent_environment(env, inputs, warn=world.log), err=err,
@@ -154,32 +153,33 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
             raise InputError("mode", f"must be one of {', '.join(MODES)}, got {mode[:40]!r}")
         plan = MODES[mode](ctx)
         job = jobs.job(plan.job)
-        job = replace(job, build=report_in_input_terms(job.build))  # input names, not flags
         client = make_client(plan.settings, log=world.log)
         failure = None
+        install_timeout = inputs.get("install-timeout", 1200.0)
+        if install_timeout <= 0:
+            raise InputError("install-timeout", f"must be greater than 0, got {install_timeout:g}")
         if inputs.get("install"):
             failure = run_install(inputs["install"], env=world.environ,
-                                  timeout=inputs.get("install-timeout", 1200.0),
+                                  timeout=install_timeout,
                                   log=world.log, commands=commands)
         if inputs.get("doctor") and failure is None:
             failure = preflight(ctx, client)
-        # a failed install or preflight concludes the job as a run error, without running it;
-        # API errors worded for the CLI (--api-key, --base-url) name the inputs instead
-        flow = (lambda: job.blank(in_input_terms(failure))) if failure else (
-            lambda: outcome_in_input_terms(job.run_flow(plan.settings, client=client,
-                                                        world=world, policy=plan.policy)))
+        # a failed install or preflight concludes the job as a run error, without running it
+        flow = (lambda: job.blank(failure)) if failure else None
         return pipeline.execute(
             job, plan.settings, world=world, policy=plan.policy, client=client,
             publishers=publishers_for(ctx, job.name),
             junit_path=artifact_path(ctx, "junit-file"), flow=flow,
         )
+    except SettingError as exc:  # a settings rule an input broke, named as that input
+        return bad_input(platform, InputError.of(exc), commands, world, env)
     except InputError as exc:
         return bad_input(platform, exc, commands, world, env)
     except NeensError as exc:
         if commands is not None:
-            commands.error(in_input_terms(str(exc)), title="neens")
+            commands.error(str(exc), title="neens")
         else:
-            world.log(f"neens: error: {in_input_terms(str(exc))}")
+            world.log(f"neens: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
         world.log("neens: interrupted")

@@ -54,6 +54,6 @@ def push_command(json_out: bool, junit: str | None, **flags: Any) -> int:
     world = World()
     settings = EvalPushSettings.from_flags({**flags, "json": json_out, "junit": junit},
                                            world.environ)
-    policy = load_policy(settings.gate_policy, settings.overrides)
+    policy = load_policy(settings)
     settings.validate(policy_gates=declares_gates(policy))
     return run_eval_job("push", settings, world=world, policy=policy)

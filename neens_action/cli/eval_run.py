@@ -73,6 +73,6 @@ def run_command(json_out: bool, junit: str | None, command: tuple[str, ...],
     settings = EvalRunSettings.from_flags(
         {**flags, "command": list(command), "json": json_out, "junit": junit}, world.environ
     )
-    policy = load_policy(settings.gate_policy, settings.overrides)
+    policy = load_policy(settings)
     settings.validate(declared_gates=declares_gates(policy))
     return run_eval_job(step_of(settings) or "run", settings, world=world, policy=policy)

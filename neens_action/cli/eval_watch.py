@@ -88,7 +88,7 @@ def watch_command(paths: tuple[str, ...], include: tuple[str, ...], exclude: tup
     opts = WatchOptions(paths=list(paths) or ["."], include=tuple(include),
                         exclude=tuple(exclude), debounce=debounce,
                         max_iterations=max_iterations, once=once).validate()
-    policy = load_policy(settings.gate_policy, settings.overrides)
+    policy = load_policy(settings)
     settings.validate(declared_gates=False)
     client = make_client(settings)
     try:

@@ -46,8 +46,11 @@ def run_eval_job(name: str, settings: EvalRunSettings, *, world: World,
     return finished.code
 
 
-def load_policy(path: str | None, overrides: dict[str, Any]) -> GatePolicy | None:
-    """``policy.build_policy`` (None without a file and without override flags)."""
+def load_policy(settings: EvalRunSettings) -> GatePolicy | None:
+    """``policy.build_policy``: the policy file with the override flags on top (None without
+    either). Every setting's value rule runs first, the override flags' included."""
+    settings.check_rules()
+    path, overrides = settings.gate_policy, settings.overrides
     if not path and not overrides:
         return None
     from neens_action import policy as policy_mod
@@ -119,7 +122,7 @@ def agent_options(unit: str = "item") -> Decorator:
 
 
 workers_option = click.option(
-    "--workers", type=click.IntRange(min=1), default=None, metavar="N",
+    "--workers", type=int, default=None, metavar="N",
     help="Worker mode: N long-lived agent processes, each handed one item at a time over "
          "a pipe (docs/worker-protocol.md); replaces --concurrency.")
 

@@ -104,11 +104,11 @@ def _finish(suite: dict[str, Any], json_out: bool) -> int:
 
 def _wait(client: NeensClient, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
     from neens_action.flows.stress import wait_ready
-    from neens_action.settings.connection import check_number as _finite
+    from neens_action.settings.connection import check_number
     from neens_action.world import World
 
-    _finite("--ready-timeout", ready_timeout, positive=True)
-    _finite("--poll-interval", poll_interval, positive=True)
+    check_number("ready_timeout", ready_timeout, positive=True)
+    check_number("poll_interval", poll_interval, positive=True)
     _log(f"Waiting for scenario suite {suite_id} to be ready ...")
     return wait_ready(client, suite_id, world=World(), interval=poll_interval,
                       timeout=ready_timeout, raise_failed=False)
@@ -159,7 +159,7 @@ def generate_command(name: str, failure_modes: tuple[str, ...], per_mode: int | 
 
     if not name.strip():
         raise UsageError("the suite NAME is empty")
-    modes = ids(failure_modes, "--failure-mode")
+    modes = ids(failure_modes, "failure_modes")
     if not modes:
         raise UsageError("neens stress generate needs --failure-mode ID (repeatable)")
     check_per_mode(per_mode)
@@ -260,7 +260,7 @@ def _settings(flags: dict[str, Any], *, drive: bool) -> tuple[Any, Any, Any]:
 
     world = World()
     settings = StressSettings.from_flags(flags, world.environ)
-    policy = load_policy(settings.gate_policy, settings.overrides)
+    policy = load_policy(settings)
     settings.validate_stress(world.environ, drive=drive, policy=policy)
     return settings, policy, world
 

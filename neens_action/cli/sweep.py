@@ -58,52 +58,24 @@ def _json_flag(f: F) -> F:
                         help="machine-readable result on stdout (logs stay on stderr)")(f)
 
 
-def run_sweep_job(name: str, *, as_json: bool, base_url: str | None, api_key: str | None,
+def run_sweep_job(name: str, /, *, as_json: bool, base_url: str | None, api_key: str | None,
                   project_id: str | None, **fields: Any) -> int:
-    """Run sweep job ``name`` with these settings through the pipeline; the exit code."""
+    """Check these settings (``SweepSettings.validate``) and run sweep job ``name`` through
+    the pipeline; the exit code. ``fields`` are ``SweepSettings`` fields."""
     from neens_action import pipeline
     from neens_action.jobs import job
-    from neens_action.settings.connection import Connection
     from neens_action.settings.sweep import SweepSettings
 
     world = World()
-    conn = Connection.from_flags({"base_url": base_url, "api_key": api_key,
-                                  "project_id": project_id}, world.environ)
-    settings = SweepSettings(base_url=conn.base_url, api_key=conn.api_key,
-                             project_id=conn.project_id, json=as_json, **fields)
+    settings = SweepSettings(base_url=base_url or "", api_key=api_key, project_id=project_id,
+                             json=as_json, **fields)
+    settings.validate(name.removeprefix("sweep-"))
     return pipeline.execute(job(name), settings, world=world, json_out=as_json)
-
-
-def _poll(interval: float, timeout: float) -> Any:
-    from neens_action.settings.sweep import Poll, check_poll
-
-    poll = Poll(interval=interval, timeout=timeout)
-    check_poll(poll)
-    return poll
 
 
 @click.group("sweep", context_settings=CONTEXT)
 def sweep_group() -> None:
     """Multi-model sweeps: N model arms x k repetitions over one frozen dataset, one verdict."""
-
-
-def _create_body(what: str, *, runner: bool, name: str | None, version_label: str | None,
-                 arms: tuple[str, ...], target: tuple[str | None, str | None, str | None],
-                 pass_k: int | None, judges: tuple[str, ...],
-                 budget_usd: float | None) -> dict[str, Any]:
-    """Validate the create flags of ``sweep start`` / ``sweep run --create``; the E13 body."""
-    from neens_action.settings import sweep as flows
-    missing = [flag for flag, value in (("--name", name), ("--version-label", version_label))
-               if not (value and value.strip())]
-    if missing:
-        raise UsageError(f"{what} needs {' and '.join(missing)}")
-    flows.check_pass_k(pass_k)
-    flows.check_budget(budget_usd)
-    return flows.sweep_body(
-        arms=flows.parse_arms(arms, runner=runner), target=flows.target_fields(*target),
-        pass_k=pass_k, judges=judges, name=name.strip() if name else None,
-        version_label=version_label.strip() if version_label else None, budget_usd=budget_usd,
-    )
 
 
 @sweep_group.command("preview", context_settings=CONTEXT)
@@ -119,15 +91,11 @@ def preview_command(arms: tuple[str, ...], runner: bool, dataset_id: str | None,
                     pass_k: int | None, judges: tuple[str, ...], as_json: bool,
                     base_url: str | None, api_key: str | None, project_id: str | None) -> int:
     """What would this sweep cost? Writes nothing, spends nothing (exit 0 with refusals)."""
-    from neens_action.settings import sweep as flows
-    flows.check_pass_k(pass_k)
-    body = flows.sweep_body(
-        arms=flows.parse_arms(arms, runner=runner),
-        target=flows.target_fields(dataset_id, dataset_version_id, scenario_suite_id),
-        pass_k=pass_k, judges=judges,
-    )
     return run_sweep_job("sweep-preview", as_json=as_json, base_url=base_url, api_key=api_key,
-                         project_id=project_id, body=body)
+                         project_id=project_id, arms=list(arms), runner=runner,
+                         dataset_id=dataset_id, dataset_version_id=dataset_version_id,
+                         scenario_suite_id=scenario_suite_id, pass_k=pass_k,
+                         judges=list(judges))
 
 
 @sweep_group.command("start", context_settings=CONTEXT)
@@ -152,14 +120,15 @@ def start_command(name: str | None, version_label: str | None, arms: tuple[str, 
                   poll_interval: float, poll_timeout: float, as_json: bool,
                   base_url: str | None, api_key: str | None, project_id: str | None) -> int:
     """Launch a push sweep (Neens calls each arm's connection) and optionally wait."""
-    body = _create_body("sweep start", runner=False, name=name, version_label=version_label,
-                        arms=arms, target=(dataset_id, dataset_version_id, scenario_suite_id),
-                        pass_k=pass_k, judges=judges, budget_usd=budget_usd)
-    poll = _poll(poll_interval, poll_timeout)
     # SIGTERM like Ctrl-C: exit 130, nothing cancelled
     return run_sweep_job("sweep-start", as_json=as_json, base_url=base_url, api_key=api_key,
-                         project_id=project_id, body=body, wait=wait or require_all_arms,
-                         require_all_arms=require_all_arms, poll=poll)
+                         project_id=project_id, create=True, runner=False, name=name,
+                         version_label=version_label, arms=list(arms), dataset_id=dataset_id,
+                         dataset_version_id=dataset_version_id,
+                         scenario_suite_id=scenario_suite_id, pass_k=pass_k,
+                         judges=list(judges), budget_usd=budget_usd,
+                         wait=wait or require_all_arms, require_all_arms=require_all_arms,
+                         poll_interval=poll_interval, poll_timeout=poll_timeout)
 
 
 @sweep_group.command("get", context_settings=CONTEXT)
@@ -177,10 +146,10 @@ def get_command(sweep_id: str | None, sweep_id_opt: str | None, wait: bool,
                 project_id: str | None) -> int:
     """Show a sweep's state: per arm, pass^k so far and child-run progress."""
     target = _one_id(sweep_id, sweep_id_opt, "sweep get")
-    poll = _poll(poll_interval, poll_timeout)
     return run_sweep_job("sweep-get", as_json=as_json, base_url=base_url, api_key=api_key,
                          project_id=project_id, sweep_id=target, wait=wait,
-                         require_all_arms=require_all_arms, poll=poll)
+                         require_all_arms=require_all_arms, poll_interval=poll_interval,
+                         poll_timeout=poll_timeout)
 
 
 @sweep_group.command("decide", context_settings=CONTEXT)
@@ -201,14 +170,12 @@ def decide_command(sweep_id: str | None, bar: float | None, baseline_arm: str | 
                    as_json: bool, base_url: str | None, api_key: str | None,
                    project_id: str | None) -> int:
     """The server's verdict: which arm to ship, per-arm table and one verdict per agent."""
-    from neens_action.settings import sweep as flows
     target = _one_id(None, sweep_id, "sweep decide")
-    flows.check_bar(bar)
-    poll = _poll(poll_interval, poll_timeout)
     return run_sweep_job("sweep-decide", as_json=as_json, base_url=base_url, api_key=api_key,
                          project_id=project_id, sweep_id=target, bar=bar,
                          baseline_arm=baseline_arm or None, wait=wait,
-                         require_winner=require_winner, poll=poll)
+                         require_winner=require_winner, poll_interval=poll_interval,
+                         poll_timeout=poll_timeout)
 
 
 def _one_id(positional: str | None, option: str | None, what: str) -> str:
@@ -235,7 +202,7 @@ def _one_id(positional: str | None, option: str | None, what: str) -> str:
               help="refuse the sweep (HTTP 422) when the estimate is above this")
 @click.option("--concurrency", type=int, default=1, show_default=True, metavar="N",
               help="agent invocations in parallel, across all arms")
-@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--workers", type=int, default=None, metavar="N",
               help="worker mode: N long-lived agent processes, one item at a time each "
                    "(docs/worker-protocol.md); replaces --concurrency")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
@@ -261,43 +228,20 @@ def run_command(create: bool, sweep_id: str | None, name: str | None,
 
     Everything after `--` is your command; it gets $NEENS_EVAL_MODEL and the sweep variables.
     """
-    from neens_action.settings import sweep as flows
-    from neens_action.settings.connection import check_workers
-
     argv = list(command)
     if not argv:
         raise UsageError("no agent command: put it after '--', e.g. neens sweep run --create "
                          "... -- python -m my_agent")
-    sweep_id = sweep_id.strip() if sweep_id else None
-    if bool(sweep_id) == bool(create):
-        raise UsageError("sweep run needs exactly one of --create (a new runner sweep) or "
-                         "--sweep-id ID (attach and resume)")
-    if concurrency < 1:
-        raise UsageError(f"--concurrency must be 1 or more (got {concurrency})")
-    check_workers(workers, concurrency)
-    if timeout is not None and not timeout > 0:
-        raise UsageError(f"--timeout must be > 0 seconds (got {timeout})")
-    flows.check_bar(bar)
-    poll = _poll(poll_interval, poll_timeout)
-    body = None
-    if create:
-        body = _create_body("sweep run --create", runner=True, name=name,
-                            version_label=version_label, arms=arms,
-                            target=(dataset_id, dataset_version_id, scenario_suite_id),
-                            pass_k=pass_k, judges=judges, budget_usd=budget_usd)
-    else:
-        extra = [flag for flag, value in (
-            ("--arm", arms), ("--name", name), ("--version-label", version_label),
-            ("--dataset-id", dataset_id), ("--dataset-version-id", dataset_version_id),
-            ("--scenario-suite-id", scenario_suite_id), ("--pass-k", pass_k),
-            ("--judge", judges), ("--budget-usd", budget_usd)) if value]
-        if extra:
-            raise UsageError(f"{', '.join(extra)} only apply with --create; an attached sweep "
-                             "keeps the arms and settings it was created with")
     return run_sweep_job("sweep-run", as_json=as_json, base_url=base_url, api_key=api_key,
-                         project_id=project_id, command=argv, sweep_id=sweep_id, body=body,
-                         concurrency=concurrency, workers=workers, timeout=timeout, bar=bar,
-                         baseline_arm=baseline_arm or None, poll=poll)
+                         project_id=project_id, command=argv,
+                         sweep_id=sweep_id.strip() if sweep_id else None, create=create,
+                         name=name, version_label=version_label, arms=list(arms),
+                         dataset_id=dataset_id, dataset_version_id=dataset_version_id,
+                         scenario_suite_id=scenario_suite_id, pass_k=pass_k,
+                         judges=list(judges), budget_usd=budget_usd, concurrency=concurrency,
+                         workers=workers, timeout=timeout, bar=bar,
+                         baseline_arm=baseline_arm or None, poll_interval=poll_interval,
+                         poll_timeout=poll_timeout)
 
 
 __all__ = ["run_sweep_job", "sweep_group"]

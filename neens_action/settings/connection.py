@@ -14,11 +14,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from neens_action.errors import UsageError
 from neens_action.report.links import check_ui_url
+from neens_action.settings.names import CONNECTION_NAMES, Names, Ref, Rule, Rules, SettingError
 
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
@@ -26,41 +27,47 @@ if TYPE_CHECKING:
 REQUEST_TIMEOUT = 30.0  # seconds per request
 RETRIES = 5  # safe calls; chaos-tested (issue 10): 6 attempts, ~8 s of backoff
 # setting -> the variable it falls back to when its flag is not given
-CONNECTION_ENV = {
-    "base_url": "NEENS_BASE_URL",
-    "api_key": "NEENS_API_KEY",
-    "project_id": "NEENS_PROJECT_ID",
-    "ui_url": "NEENS_UI_URL",
-}
+CONNECTION_ENV = CONNECTION_NAMES.env()
 
 
 def check_base_url(url: str | None) -> str:
-    """The API origin, checked and without a trailing slash (a UsageError says what to fix)."""
+    """The API origin, checked and without a trailing slash (a SettingError says what to fix)."""
     if not url or not url.strip():
-        raise UsageError("no Neens base URL: pass --base-url or set NEENS_BASE_URL")
+        raise SettingError("base_url", ["no Neens base URL: pass ", Ref("base_url"),
+                                        " or set NEENS_BASE_URL"], lead=False)
     u = url.strip()
     parts = urlsplit(u)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--base-url must be an http(s) URL such as https://neens.example.com, "
-                         f"got {u[:80]!r}")
+        raise SettingError("base_url", f"must be an http(s) URL such as "
+                                       f"https://neens.example.com, got {u[:80]!r}")
     if parts.username or parts.password:
-        raise UsageError("--base-url must not carry credentials: pass the key with --api-key")
+        raise SettingError("base_url", ["must not carry credentials: pass the key with ",
+                                        Ref("api_key")])
     return u.rstrip("/")
 
 
-def check_number(name: str, value: float | None, *, lo: float | None = None,
-                 hi: float | None = None, positive: bool = False) -> None:
-    """A finite number within bounds (None passes: the setting is optional)."""
+def number_problem(value: object, *, lo: float | None = None, hi: float | None = None,
+                   positive: bool = False) -> str | None:
+    """Why ``value`` is not a finite number within bounds (None: it is, or it is None)."""
     if value is None:
-        return
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise UsageError(f"{name} must be a number, got {value!r}")
+        return f"must be a number, got {value!r}"
     if positive and value <= 0:
-        raise UsageError(f"{name} must be greater than 0, got {value:g}")
+        return f"must be greater than 0, got {value:g}"
     if lo is not None and value < lo:
-        raise UsageError(f"{name} must be at least {lo:g}, got {value:g}")
+        return f"must be at least {lo:g}, got {value:g}"
     if hi is not None and value > hi:
-        raise UsageError(f"{name} must be at most {hi:g}, got {value:g}")
+        return f"must be at most {hi:g}, got {value:g}"
+    return None
+
+
+def check_number(field: str, value: float | None, *, lo: float | None = None,
+                 hi: float | None = None, positive: bool = False) -> None:
+    """Setting ``field`` is a finite number within bounds (None passes: it is optional)."""
+    problem = number_problem(value, lo=lo, hi=hi, positive=positive)
+    if problem:
+        raise SettingError(field, problem)
 
 
 def env_defaults(values: dict[str, object], environ: Mapping[str, str],
@@ -75,6 +82,8 @@ def env_defaults(values: dict[str, object], environ: Mapping[str, str],
 @dataclass
 class Connection:
     """The part of every job's settings that says how to reach Neens."""
+
+    NAMES: ClassVar[Names] = CONNECTION_NAMES
 
     base_url: str = ""
     api_key: str | None = field(default=None, repr=False)
@@ -97,10 +106,21 @@ class Connection:
         return conn.check_connection()
 
     def check_connection(self) -> Connection:
-        self.base_url = check_base_url(self.base_url)
+        try:
+            self.base_url = check_base_url(self.base_url)
+        except SettingError as exc:
+            raise exc.named(CONNECTION_NAMES) from None
         self.project_id = (self.project_id or "").strip() or None
-        self.ui_url = check_ui_url(self.ui_url)
-        check_number("request timeout", self.request_timeout, positive=True)
+        try:  # report/links.py owns the template's rules; its reason, without a flag
+            self.ui_url = check_ui_url(self.ui_url, flag="")
+        except UsageError as exc:
+            reason = str(exc)
+            raise SettingError("ui_url", reason.removeprefix(": "),
+                               sep=": " if reason.startswith(":") else " ",
+                               names=CONNECTION_NAMES) from None
+        problem = number_problem(self.request_timeout, positive=True)
+        if problem:
+            raise UsageError(f"request timeout {problem}")
         if isinstance(self.retries, bool) or int(self.retries) < 0:
             raise UsageError(f"retries must be 0 or more, got {self.retries}")
         return self
@@ -138,16 +158,48 @@ def make_client(conn: Connection, log: Callable[[str], None] | None = None) -> N
                        timeout=conn.request_timeout, retries=conn.retries, **answer_limits())
 
 
-def check_workers(workers: int | None, concurrency: int) -> None:
-    """``--workers N`` (worker mode) runs N items at a time: ``--concurrency`` may only
-    repeat it."""
-    if workers is None:
-        return
-    if isinstance(workers, bool) or int(workers) < 1:
-        raise UsageError(f"--workers must be 1 or more, got {workers}")
-    if int(concurrency) not in (1, int(workers)):
-        raise UsageError(f"--workers {workers} runs {workers} item(s) at a time: leave out "
-                         f"--concurrency (got {concurrency})")
+MAX_PARALLEL = 256  # agent processes at a time (concurrency, workers)
+
+
+def number(*, lo: float | None = None, hi: float | None = None,
+           positive: bool = False) -> Rule:
+    """The rule "a finite number within bounds"."""
+
+    def rule(field: str, value: Any) -> None:
+        check_number(field, value, lo=lo, hi=hi, positive=positive)
+
+    return rule
+
+
+def count(least: int) -> Rule:
+    """The rule "a whole number, ``least`` or more"."""
+
+    def rule(field: str, value: Any) -> None:
+        if value is not None and (isinstance(value, bool) or int(value) < least):
+            raise SettingError(field, f"must be {least} or more, got {value}")
+
+    return rule
+
+
+def parallel(field: str, value: Any) -> None:
+    """``concurrency`` / ``workers``: 1 to 256 agents at a time."""
+    count(1)(field, value)
+    if value is not None and int(value) > MAX_PARALLEL:
+        raise SettingError(field, f"must be at most {MAX_PARALLEL}, got {value}")
+
+
+def check_parallel(concurrency: int, workers: int | None) -> None:
+    """Worker mode runs ``workers`` items at a time: ``concurrency`` may only repeat it."""
+    if workers is not None and int(concurrency) not in (1, int(workers)):
+        raise SettingError("workers", [f"{workers} runs {workers} item(s) at a time: leave out ",
+                                       Ref("concurrency"), f" (got {concurrency})"])
+
+
+# the value rules every agent-running settings class shares
+EXECUTION_RULES: Rules = {
+    "concurrency": parallel, "workers": parallel, "timeout": number(positive=True),
+    "poll_interval": number(positive=True), "poll_timeout": number(positive=True),
+}
 
 
 # the caps on what a server may send (generous defaults in neens_action/api)
@@ -168,6 +220,8 @@ def answer_limits(environ: Mapping[str, str] | None = None) -> dict[str, float]:
             value = float(raw) if attr == "request_budget" else int(raw)
         except ValueError:
             raise UsageError(f"{var} must be a number, got {raw[:40]!r}") from None
-        check_number(var, value, positive=True)
+        problem = number_problem(value, positive=True)
+        if problem:
+            raise UsageError(f"{var} {problem}")
         limits[attr] = value
     return limits

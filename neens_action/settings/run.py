@@ -2,8 +2,9 @@
 
 :class:`EvalRunSettings` is a plain dataclass with no click dependency: the CLI builds it with
 :meth:`EvalRunSettings.from_flags` and the CI modes (``ci/modes/``) can build it directly
-from action inputs. :meth:`validate` raises :class:`~neens_action.errors.UsageError` with one
-line that says what to fix. Secrets are ``repr=False`` so a settings object can be logged.
+from action inputs. :meth:`validate` raises :class:`~neens_action.settings.names.SettingError`
+naming the field and why; ``RUN_NAMES`` says what each field is called at each front door.
+Secrets are ``repr=False`` so a settings object can be logged.
 
 Environment defaults: ``NEENS_BASE_URL``, ``NEENS_API_KEY``, ``NEENS_PROJECT_ID``,
 ``NEENS_GATE_POLICY``, ``NEENS_GATES``, ``NEENS_REPO``.
@@ -14,27 +15,73 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from neens_action.errors import UsageError
 from neens_action.settings import shard
 from neens_action.settings.connection import (
-    CONNECTION_ENV,
+    CONNECTION_NAMES,
+    EXECUTION_RULES,
     Connection,
-    check_number,
-    check_workers,
+    check_parallel,
+    count,
     env_defaults,
+    number,
+)
+from neens_action.settings.names import (
+    Name,
+    Names,
+    Ref,
+    Rules,
+    SettingError,
+    apply_rules,
+    checks,
+    table,
 )
 from neens_action.settings.provenance import Provenance, clean_repo, resolve
 
-_ENV = {
-    **CONNECTION_ENV,
-    "gate_policy": "NEENS_GATE_POLICY",
-    "gates": "NEENS_GATES",
-    "repo": "NEENS_REPO",
-}
+# field -> CLI flag, CI input, environment variable (the CI step detects provenance itself
+# and reads the override inputs; the sharding steps are its modes create, shard, finish)
+RUN_NAMES = CONNECTION_NAMES.with_(table(
+    "run_id", "create", "dataset", "dataset_version_id", "version_label", "name", "baseline",
+    "max_regressions", "min_pass_rate", "max_cost_delta_pct", "max_latency_delta_pct",
+    "min_avg_score", "max_abs_failures", "timeout", "concurrency", "workers", "poll_interval",
+    "poll_timeout", "no_gate", "shard",
+    gates=Name("--gates", "gates", "NEENS_GATES"),
+    gate_policy=Name("--gate-policy", "gate-policy", "NEENS_GATE_POLICY"),
+    repo=Name("--repo", None, "NEENS_REPO"),
+    git_sha=Name("--git-sha"), branch=Name("--branch"), pr_number=Name("--pr-number"),
+    pr_url=Name("--pr-url"), json=Name("--json"),
+    junit=Name("--junit", "junit-file"), no_start=Name("--no-start"),
+    finish=Name("--finish"), only_create=Name("--only-create"),
+))
+_ENV = RUN_NAMES.env()
 _HEX = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _GATE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+
+
+def _git_sha(field: str, value: str | None) -> None:
+    if value is not None and not _HEX.match(value.strip()):
+        raise SettingError(field, f"must be 7-64 hex characters, got {value[:80]!r}")
+
+
+def _pr_number(field: str, value: int | None) -> None:
+    if value is not None and int(value) < 1:
+        raise SettingError(field, f"must be a positive integer, got {value}")
+
+
+def _pr_url(field: str, value: str | None) -> None:
+    if value is not None and not value.startswith(("http://", "https://")):
+        raise SettingError(field, "must be an http(s) URL")
+
+
+# field -> its value rule (each written once; validate() adds the rules across fields)
+RUN_RULES: Rules = {
+    "max_regressions": count(0), "min_pass_rate": number(lo=0.0, hi=1.0),
+    "min_avg_score": number(lo=0.0, hi=1.0), "max_cost_delta_pct": number(lo=-100.0),
+    "max_latency_delta_pct": number(lo=-100.0), "max_abs_failures": count(0),
+    **EXECUTION_RULES, "git_sha": _git_sha, "pr_number": _pr_number, "pr_url": _pr_url,
+}
 
 
 def parse_baseline(spec: str | None) -> dict[str, str] | None:
@@ -49,24 +96,22 @@ def parse_baseline(spec: str | None) -> dict[str, str] | None:
     if s.startswith("run:"):
         value = s[4:].strip()
         if not value:
-            raise UsageError("--baseline run: needs a run id, e.g. run:ppr_123")
+            raise SettingError("baseline", "run: needs a run id, e.g. run:ppr_123")
         return {"kind": "preprod_run", "value": value}
     if s.startswith("branch:"):
         value = s[7:].strip()
         if not value:
-            raise UsageError("--baseline branch: needs a branch name, e.g. branch:main")
+            raise SettingError("baseline", "branch: needs a branch name, e.g. branch:main")
         return {"kind": "branch", "value": value}
     if s == "prod":
         return {"kind": "prod_window", "range": "7d"}
     if s.startswith("prod:"):
         rng = s[5:].strip()
         if not rng:
-            raise UsageError("--baseline prod: needs a range, e.g. prod:30d")
+            raise SettingError("baseline", "prod: needs a range, e.g. prod:30d")
         return {"kind": "prod_window", "range": rng}
-    raise UsageError(
-        f"--baseline {spec!r} is not a baseline: use branch:<name>, run:<run id>, prod or "
-        "prod:<range> (e.g. prod:30d)"
-    )
+    raise SettingError("baseline", f"{spec!r} is not a baseline: use branch:<name>, run:<run id>, "
+                                   "prod or prod:<range> (e.g. prod:30d)")
 
 
 def parse_gates(value: str | list[str] | None) -> str | list[str] | None:
@@ -81,18 +126,23 @@ def parse_gates(value: str | list[str] | None) -> str | list[str] | None:
         return "active"
     ids = [p.strip() for p in value.split(",") if p.strip()]
     if not ids:
-        raise UsageError(f"--gates {value!r} names no gate: use 'active' or gate-a,gate-b")
+        raise SettingError("gates", f"{value!r} names no gate: use 'active' or gate-a,gate-b")
     if any(i.lower() == "active" for i in ids):
-        raise UsageError("--gates: use either 'active' or a list of gate ids, not both")
+        raise SettingError("gates", "use either 'active' or a list of gate ids, not both",
+                           sep=": ")
     for gid in ids:
         if not _GATE_ID.match(gid):
-            raise UsageError(f"--gates: {gid!r} is not a gate id (letters, digits, _ . : -)")
+            raise SettingError("gates", f"{gid!r} is not a gate id (letters, digits, _ . : -)",
+                               sep=": ")
     return list(dict.fromkeys(ids))
 
 
 @dataclass
 class EvalRunSettings(Connection):
     """Everything ``neens eval run`` (and the pull mode of the action) needs."""
+
+    NAMES: ClassVar[Names] = RUN_NAMES
+    RULES: ClassVar[Rules] = RUN_RULES
 
     # target
     run_id: str | None = None
@@ -190,67 +240,70 @@ class EvalRunSettings(Connection):
         """True when an output lists every item (--json, --junit, a CI result file)."""
         return bool(self.json or self.junit or self.full_run_items)
 
+    @checks
+    def check_rules(self) -> EvalRunSettings:
+        """Every field's value rule (``RULES``); the CLI runs them before it reads the policy
+        file, so an override flag is refused by its setting's rule, as in the CI step."""
+        apply_rules(self.RULES, self)
+        return self
+
+    @checks
     def validate(self, *, need_command: bool = True,
                  declared_gates: bool = False) -> EvalRunSettings:
         """Check everything that can be checked before a request; parse specs. Returns self.
 
         ``declared_gates``: the policy file has a ``gates`` block (it implies creating a run).
+        A bad setting raises :class:`SettingError` naming its field (worded from ``NAMES``).
         """
         self.declared_gates = declared_gates
         self.check_connection()
+        self.check_rules()
         self.gates_wire = parse_gates(self.gates)
         shard.check_flags(self)  # --shard / --no-start / --finish / --only-create
         if need_command and shard.needs_command(self) and not self.command:
             raise UsageError("no agent command: put it after '--', e.g. "
                              "neens eval run --run-id ppr_1 -- python -m my_agent")
-        if self.run_id is not None and not self.run_id.strip():
-            raise UsageError("--run-id is empty")
-        if self.run_id and (self.create or self.gates_wire or declared_gates):
-            what = ("--create" if self.create else "--gates" if self.gates_wire
-                    else "a policy 'gates' block")
-            raise UsageError(f"--run-id drives an existing run: it cannot be combined with {what}")
-        if self.gates_wire and declared_gates:
-            raise UsageError("--gates and a policy 'gates' block both select eval gates: "
-                             "use one of them")
-        if not self.run_id and not self.creates_run:
-            raise UsageError("nothing to run: pass --run-id ID, or --create --dataset ID "
-                             "--version-label LABEL, or --gates active")
-        if self.create and not self.gates_wire and not declared_gates:
-            missing = [f for f, v in (("--dataset", self.dataset),
-                                      ("--version-label", self.version_label)) if not v]
-            if missing:
-                raise UsageError(f"--create needs {' and '.join(missing)}")
-        if self.version_label is not None and not self.version_label.strip() and self.creates_run:
-            raise UsageError("--version-label is empty")
+        self.check_target(declared_gates)
         self.baseline_wire = parse_baseline(self.baseline)
-        if self.max_regressions is not None and (
-            isinstance(self.max_regressions, bool) or int(self.max_regressions) < 0
-        ):
-            raise UsageError(f"--max-regressions must be 0 or more, got {self.max_regressions}")
-        check_number("--min-pass-rate", self.min_pass_rate, lo=0.0, hi=1.0)
-        check_number("--min-avg-score", self.min_avg_score, lo=0.0, hi=1.0)
-        check_number("--max-cost-delta-pct", self.max_cost_delta_pct)
-        check_number("--max-latency-delta-pct", self.max_latency_delta_pct)
-        if self.max_abs_failures is not None and int(self.max_abs_failures) < 0:
-            raise UsageError(f"--max-abs-failures must be 0 or more, got {self.max_abs_failures}")
-        if isinstance(self.concurrency, bool) or int(self.concurrency) < 1:
-            raise UsageError(f"--concurrency must be 1 or more, got {self.concurrency}")
-        check_workers(self.workers, self.concurrency)
-        check_number("--timeout", self.timeout, positive=True)
-        check_number("--poll-interval", self.poll_interval, positive=True)
-        check_number("--poll-timeout", self.poll_timeout, positive=True)
+        check_parallel(self.concurrency, self.workers)
         if self.output_cap < 1024:
             raise UsageError("output cap must be at least 1024 bytes")
-        if self.git_sha is not None and not _HEX.match(self.git_sha.strip()):
-            raise UsageError(f"--git-sha must be 7-64 hex characters, got {self.git_sha[:80]!r}")
-        if self.pr_number is not None and int(self.pr_number) < 1:
-            raise UsageError(f"--pr-number must be a positive integer, got {self.pr_number}")
+        self.check_repo()
+        return self
+
+    def check_target(self, declared_gates: bool) -> None:
+        """Which run: ``run_id`` or a new one (``create``/``gates``), never both."""
+        if self.run_id is not None and not self.run_id.strip():
+            raise SettingError("run_id", "is empty")
+        if self.run_id and (self.create or self.gates_wire or declared_gates):
+            what: list[str | Ref] = ([Ref("create")] if self.create else [Ref("gates")]
+                                     if self.gates_wire else ["a policy 'gates' block"])
+            raise SettingError("run_id", ["drives an existing run: it cannot be combined with ",
+                                          *what])
+        if self.gates_wire and declared_gates:
+            raise SettingError("gates", "and a policy 'gates' block both select eval gates: "
+                                        "use one of them")
+        if not self.run_id and not self.creates_run:
+            raise SettingError("run_id", [
+                "nothing to run: pass ", Ref("run_id"), " ID, or ", Ref("create"), " ",
+                Ref("dataset"), " ID ", Ref("version_label"), " LABEL, or ", Ref("gates"),
+                " active"], lead=False)
+        if self.create and not self.gates_wire and not declared_gates:
+            missing = [f for f, v in (("dataset", self.dataset),
+                                      ("version_label", self.version_label)) if not v]
+            if missing:
+                needs: list[str | Ref] = ["needs ", Ref(missing[0])]
+                if len(missing) > 1:
+                    needs += [" and ", Ref(missing[1])]
+                raise SettingError("create", needs)
+        if self.version_label is not None and not self.version_label.strip() and self.creates_run:
+            raise SettingError("version_label", "is empty")
+
+    def check_repo(self) -> None:
+        """``repo``, cleaned (detection fills it when not given)."""
         if self.repo is not None:
             cleaned = clean_repo(self.repo)
             if cleaned is None:
-                raise UsageError("--repo / NEENS_REPO must be owner/name (at most 255 "
-                                 "characters, no control characters)")
+                raise SettingError("repo", " / NEENS_REPO must be owner/name (at most 255 "
+                                           "characters, no control characters)", sep="")
             self.repo = cleaned
-        if self.pr_url is not None and not self.pr_url.startswith(("http://", "https://")):
-            raise UsageError("--pr-url must be an http(s) URL")
-        return self

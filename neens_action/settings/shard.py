@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Protocol
 
-from neens_action.errors import UsageError
+from neens_action.settings.names import Ref, SettingError
 
 MAX_SHARDS = 1000
 
@@ -35,17 +35,17 @@ _SHARD = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
-    """``"2/4"`` -> ``(2, 4)``; raises UsageError unless ``1 <= I <= N <= 1000``."""
+    """``"2/4"`` -> ``(2, 4)``; raises SettingError unless ``1 <= I <= N <= 1000``."""
     match = _SHARD.match(text or "")
     if not match:
-        raise UsageError(f"--shard must be I/N (this job's share, 1-based), e.g. 2/4; got "
-                         f"{str(text)[:40]!r}")
+        raise SettingError("shard", f"must be I/N (this job's share, 1-based), e.g. 2/4; got "
+                                    f"{str(text)[:40]!r}")
     index, total = int(match.group(1)), int(match.group(2))
     if total < 1 or total > MAX_SHARDS:
-        raise UsageError(f"--shard {index}/{total}: N must be between 1 and {MAX_SHARDS}")
+        raise SettingError("shard", f"{index}/{total}: N must be between 1 and {MAX_SHARDS}")
     if index < 1 or index > total:
-        raise UsageError(f"--shard {index}/{total}: I must be between 1 and {total} "
-                         "(shards are numbered from 1)")
+        raise SettingError("shard", f"{index}/{total}: I must be between 1 and {total} "
+                                    "(shards are numbered from 1)")
     return index, total
 
 
@@ -63,32 +63,37 @@ def check_flags(settings: ShardFlags) -> None:
         settings.no_start = True
     no_start = bool(getattr(settings, "no_start", False))
     if finish:
-        other = ("--shard" if shard is not None else "--no-start" if no_start
-                 else "--only-create" if only_create else None)
+        other = ("shard" if shard is not None else "no_start" if no_start
+                 else "only_create" if only_create else None)
         if other:
-            raise UsageError(f"--finish cannot be combined with {other}: shard jobs replay, "
-                             "one final job finishes")
+            raise SettingError("finish", ["cannot be combined with ", Ref(other),
+                                          ": shard jobs replay, one final job finishes"])
         if not settings.run_id:
-            raise UsageError("--finish needs --run-id ID (the run the shard jobs replayed)")
+            raise SettingError("finish", ["needs ", Ref("run_id"),
+                                          " ID (the run the shard jobs replayed)"])
         if settings.command:
-            raise UsageError("--finish runs no agent: drop the command after '--'")
+            raise SettingError("finish", "runs no agent: drop the command after '--'")
         return
     if only_create:
         if no_start:
-            raise UsageError("--only-create cannot be combined with "
-                             f"{'--shard' if shard is not None else '--no-start'}: create the "
-                             "run in one job, replay it with --run-id ID --shard I/N in others")
+            raise SettingError("only_create", [
+                "cannot be combined with ", Ref("shard" if shard is not None else "no_start"),
+                ": create the run in one job, replay it with ", Ref("run_id"), " ID ",
+                Ref("shard"), " I/N in others"])
         if settings.run_id:
-            raise UsageError("--only-create creates a run: it cannot be combined with --run-id")
+            raise SettingError("only_create", ["creates a run: it cannot be combined with ",
+                                               Ref("run_id")])
         if not settings.creates_run:
-            raise UsageError("--only-create needs --create --dataset ID --version-label LABEL "
-                             "(or --gates)")
+            raise SettingError("only_create", [
+                "needs ", Ref("create"), " ", Ref("dataset"), " ID ", Ref("version_label"),
+                " LABEL (or ", Ref("gates"), ")"])
         if settings.command:
-            raise UsageError("--only-create runs no agent: drop the command after '--'")
+            raise SettingError("only_create", "runs no agent: drop the command after '--'")
         return
     if shard is not None and not settings.run_id:
-        raise UsageError("--shard needs --run-id ID: create the run once with --create "
-                         "--only-create, then give its id to every shard job")
+        raise SettingError("shard", ["needs ", Ref("run_id"), " ID: create the run once with ",
+                                     Ref("create"), " ", Ref("only_create"),
+                                     ", then give its id to every shard job"])
 
 
 def needs_command(settings: ShardFlags) -> bool:

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from neens_action.errors import UsageError
-from neens_action.settings.connection import check_number
-from neens_action.settings.run import EvalRunSettings
+from neens_action.settings.connection import number
+from neens_action.settings.names import Name, Names, Ref, Rules, SettingError, checks, table
+from neens_action.settings.push import PUSH_NAMES
+from neens_action.settings.run import RUN_RULES, EvalRunSettings
 
 if TYPE_CHECKING:
     from neens_action.policy import GatePolicy
 
 STRATEGIES = ("paraphrase", "escalate", "boundary")
 DEFAULT_READY_TIMEOUT = 600.0
+# the suite knobs on top of the run settings (modes stress reads them as inputs)
+STRESS_NAMES = PUSH_NAMES.with_(table(
+    "suite_id", "per_mode", "ready_timeout",
+    failure_modes=Name("--failure-mode", "failure-modes"),
+    strategies=Name("--strategy", "strategies"),
+    suite_name=Name("--suite-name"), no_replay=Name("--no-replay"),
+    connection=Name("--connection"), runner_mode=Name("--runner-mode"),
+    judges=Name("--judge"),
+))
 
 
 def parse_strategies(values: Iterable[object] | None) -> list[str]:
@@ -26,11 +36,14 @@ def parse_strategies(values: Iterable[object] | None) -> list[str]:
             if not name:
                 continue
             if name == "replay":
-                raise UsageError("--strategy replay: replay is always on unless --no-replay; "
-                                 "--strategy picks among paraphrase, escalate, boundary")
+                raise SettingError("strategies", [
+                    "replay: replay is always on unless ", Ref("no_replay"), "; ",
+                    Ref("strategies"), " picks among paraphrase, escalate, boundary"],
+                    names=STRESS_NAMES)
             if name not in STRATEGIES:
-                raise UsageError(f"--strategy {part.strip()!r} is not a strategy: use "
-                                 "paraphrase, escalate or boundary")
+                raise SettingError("strategies", f"{part.strip()!r} is not a strategy: use "
+                                                 "paraphrase, escalate or boundary",
+                                                 names=STRESS_NAMES)
             if name not in out:
                 out.append(name)
     return out
@@ -38,10 +51,10 @@ def parse_strategies(values: Iterable[object] | None) -> list[str]:
 
 def check_per_mode(value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not 1 <= int(value) <= 25):
-        raise UsageError(f"--per-mode must be from 1 to 25, got {value}")
+        raise SettingError("per_mode", f"must be from 1 to 25, got {value}", names=STRESS_NAMES)
 
 
-def ids(values: Iterable[object] | None, flag: str) -> list[str]:
+def ids(values: Iterable[object] | None, field: str) -> list[str]:
     """Repeatable id flags (commas allowed), trimmed and de-duplicated."""
     out: list[str] = []
     for raw in values or []:
@@ -50,13 +63,17 @@ def ids(values: Iterable[object] | None, flag: str) -> list[str]:
                 out.append(part.strip())
     for value in out:
         if any(c.isspace() or ord(c) < 32 for c in value):
-            raise UsageError(f"{flag} {value!r} is not an id")
+            raise SettingError(field, f"{value!r} is not an id", names=STRESS_NAMES)
     return out
 
 
 @dataclass
 class StressSettings(EvalRunSettings):
     """``neens stress run`` / ``launch``: eval run settings plus the suite knobs."""
+
+    NAMES: ClassVar[Names] = STRESS_NAMES
+    RULES: ClassVar[Rules] = {**RUN_RULES, "per_mode": lambda _f, v: check_per_mode(v),
+                              "ready_timeout": number(positive=True)}
 
     suite_id: str | None = None
     suite_name: str | None = None
@@ -74,46 +91,52 @@ class StressSettings(EvalRunSettings):
     def push(self) -> bool:
         return bool(self.agent_connection) or self.runner_mode == "push"
 
+    @checks
     def validate_stress(self, environ: Mapping[str, str], *, drive: bool = True,
                         policy: GatePolicy | None = None) -> StressSettings:
         """Every check before a request. ``drive``: ``stress run`` (needs a way to run the
         scenarios: ``-- COMMAND`` or ``--agent-connection``); else ``stress launch``."""
         self.gates = None  # a stress test runs over the suite's scenarios only
-        self.failure_modes = ids(self.failure_modes, "--failure-mode")
-        self.judges = ids(self.judges, "--judge")
+        self.failure_modes = ids(self.failure_modes, "failure_modes")
+        self.judges = ids(self.judges, "judges")
         self.strategies = parse_strategies(self.strategies)
-        check_per_mode(self.per_mode)
-        check_number("--ready-timeout", self.ready_timeout, positive=True)
         self.suite_id = (self.suite_id or "").strip() or None
         self.agent_connection = (self.agent_connection or "").strip() or None
         if self.runner_mode is not None:
             self.runner_mode = self.runner_mode.strip().lower()
             if self.runner_mode not in ("push", "runner"):
-                raise UsageError(f"--runner-mode must be push or runner, got {self.runner_mode!r}")
+                raise SettingError("runner_mode",
+                                   f"must be push or runner, got {self.runner_mode!r}")
             if self.runner_mode == "runner" and self.agent_connection:
-                raise UsageError("--agent-connection is for push runs: drop --runner-mode runner")
+                raise SettingError("agent_connection", ["is for push runs: drop ",
+                                                        Ref("runner_mode"), " runner"])
         if drive:
             if self.suite_id and (self.failure_modes or self.per_mode is not None
                                   or self.strategies or self.no_replay or self.connection):
-                raise UsageError("--suite-id reuses a generated suite: --failure-mode, "
-                                 "--per-mode, --strategy, --no-replay and --connection only "
-                                 "apply to a new one (use 'neens stress regenerate' to change it)")
+                raise SettingError("suite_id", [
+                    "reuses a generated suite: ", Ref("failure_modes"), ", ", Ref("per_mode"),
+                    ", ", Ref("strategies"), ", ", Ref("no_replay"), " and ", Ref("connection"),
+                    " only apply to a new one (use 'neens stress regenerate' to change it)"])
             if not self.suite_id and not self.failure_modes:
-                raise UsageError("nothing to attack: pass --failure-mode ID (repeatable) to "
-                                 "generate a suite, or --suite-id ID to reuse one")
+                raise SettingError("failure_modes", [
+                    "nothing to attack: pass ", Ref("failure_modes"), " ID (repeatable) to "
+                    "generate a suite, or ", Ref("suite_id"), " ID to reuse one"], lead=False)
             if self.command and self.push:
-                raise UsageError("--agent-connection (Neens calls the agent) and an agent "
-                                 "command after '--' (pull) exclude each other: pick one")
+                raise SettingError("agent_connection", [
+                    "(Neens calls the agent) and an agent command after '--' (pull) exclude "
+                    "each other: pick one"])
             if not self.command and not self.push:
-                raise UsageError("no agent: put the agent command after '--' (pull), or pass "
-                                 "--agent-connection ID (push)")
+                raise SettingError("agent_connection", [
+                    "no agent: put the agent command after '--' (pull), or pass ",
+                    Ref("agent_connection"), " ID (push)"], lead=False)
         if self.version_label is not None and not self.version_label.strip():
-            raise UsageError("--version-label is empty")
+            raise SettingError("version_label", "is empty")
         if not self.version_label:
             prov = self.resolve_provenance(environ)
             if not prov.short_sha:
-                raise UsageError("a stress test needs --version-label LABEL (no commit was "
-                                 "detected from the CI environment to label the candidate)")
+                raise SettingError("version_label", [
+                    "a stress test needs ", Ref("version_label"), " LABEL (no commit was "
+                    "detected from the CI environment to label the candidate)"], lead=False)
             self.version_label = prov.short_sha
         self.version_label = self.version_label.strip()
         # the shared checks of ``eval run --create`` (connection, baseline, gate, policy

@@ -1,12 +1,12 @@
-"""What the CI modes share: which inputs apply to which mode, the policy inputs, the fields
-every eval-style mode reads the same way, and settings errors reworded as input errors."""
+"""What the CI modes share: which inputs apply to which mode, the policy inputs and the fields
+every eval-style mode reads the same way. A settings rule an input breaks is worded for the
+input by the CI door (``ci/main.py``, from the settings' name table), not here."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from neens_action.ci import inputs as ci_inputs
 from neens_action.ci.context import CiContext
@@ -14,8 +14,10 @@ from neens_action.ci.inputs import InputError, Inputs
 from neens_action.errors import UsageError
 from neens_action.policy import GatePolicy
 from neens_action.settings import provenance
+from neens_action.settings.names import Names, Rule, SettingError
+from neens_action.settings.stress import StressSettings
+from neens_action.settings.sweep import SweepSettings
 
-S = TypeVar("S")
 POLICY_OVERRIDES = ("max-cost-delta-pct", "max-latency-delta-pct", "min-avg-score",
                     "max-abs-failures")
 _SWEEP_ONLY = ("arms", "sweep-mode", "k", "bar", "budget-usd", "baseline-arm", "require-winner")
@@ -55,32 +57,29 @@ HINTS = {
     ("finish", "command"): "finish runs no agent: the shard jobs did",
     ("finish", "dataset"): "the run was created by the create job: set run-id",
 }
-# CLI flags named in settings / flow errors -> the input that sets them
-FLAG_ALIASES = {"failure-mode": "failure-modes", "strategy": "strategies", "arm": "arms",
-                "pass-k": "k", "dataset-id": "dataset", "scenario-suite-id": "suite-id"}
+def input_rules() -> dict[str, tuple[str, Rule, Names]]:
+    """input -> (settings field, its value rule, the name table), over every settings class a
+    mode builds (the stress settings extend the run and push settings)."""
+    rules: dict[str, tuple[str, Rule, Names]] = {}
+    for cls in (StressSettings, SweepSettings):
+        for field, rule in cls.RULES.items():
+            name = cls.NAMES.name(field).input
+            if name:
+                rules.setdefault(name, (field, rule, cls.NAMES))
+    return rules
 
 
-def as_input_error(exc: UsageError, name: str | None = None) -> InputError:
-    """A settings/flow usage error (worded with CLI flags) as an error naming an input."""
-    if isinstance(exc, InputError):
-        return exc
-    names = {i.name for i in ci_inputs.INPUTS}
-    first = ""
-
-    def swap(m: re.Match[str]) -> str:
-        nonlocal first
-        flag = m.group(1)
-        target = FLAG_ALIASES.get(flag, flag)
-        if target in names:
-            first = first or target
-            return flag  # "--arm" reads "arm" in the sentence; the line names "arms"
-        return m.group(0)
-
-    text = re.sub(r"--([a-z][a-z-]*)", swap, str(exc))
-    name = name or first or "inputs"
-    for prefix in (f"{name}: ", f"{name} "):
-        text = text.removeprefix(prefix)
-    return InputError(name, text.strip() or str(exc))
+def check_input_rules(inputs: Inputs) -> None:
+    """Every set input against its setting's value rule, in table order, before any mode
+    check (the rule is the settings'; the error names the input)."""
+    rules = input_rules()
+    for spec in ci_inputs.INPUTS:
+        if spec.name in rules and inputs.values.get(spec.name) is not None:
+            field, rule, names = rules[spec.name]
+            try:
+                rule(field, inputs[spec.name])
+            except SettingError as exc:
+                raise exc.named(names) from None
 
 
 def explicitly_set(environ: Mapping[str, str], name: str) -> bool:
@@ -143,15 +142,6 @@ def declares_gates(policy: GatePolicy | None) -> bool:
 
 def short_sha(ctx: CiContext) -> str | None:
     return provenance.resolve(ctx.environ).short_sha or None
-
-
-def validated(settings: S, check: Callable[[S], object]) -> S:
-    """``check(settings)``; its usage error (worded with CLI flags) names the input instead."""
-    try:
-        check(settings)
-    except UsageError as exc:
-        raise as_input_error(exc) from None
-    return settings
 
 
 def eval_fields(ctx: CiContext) -> dict[str, Any]:

@@ -28,5 +28,5 @@ def plan_push(ctx: CiContext) -> Plan:
     if not settings.version_label:
         settings.version_label = common.short_sha(ctx)
     settings.resolve_provenance(ctx.environ)
-    common.validated(settings, lambda s: s.validate(policy_gates=declared))
+    settings.validate(policy_gates=declared)
     return Plan("push", settings, policy)

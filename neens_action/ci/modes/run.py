@@ -40,5 +40,5 @@ def plan_run(ctx: CiContext) -> Plan:
     if settings.create and not settings.version_label:
         settings.version_label = common.short_sha(ctx)
     settings.resolve_provenance(ctx.environ)
-    common.validated(settings, lambda s: s.validate(declared_gates=declared))
+    settings.validate(declared_gates=declared)
     return Plan("run", settings, policy)

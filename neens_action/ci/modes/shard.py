@@ -62,8 +62,7 @@ def _settings(ctx: CiContext, **fields: Any) -> EvalRunSettings:
 
 
 def _validate(settings: EvalRunSettings, *, declared_gates: bool = False) -> None:
-    common.validated(settings, lambda s: s.validate(need_command=needs_command(s),
-                                                    declared_gates=declared_gates))
+    settings.validate(need_command=needs_command(settings), declared_gates=declared_gates)
 
 
 def _plan(ctx: CiContext, step: str, settings: EvalRunSettings,

@@ -40,6 +40,5 @@ def plan_stress(ctx: CiContext) -> Plan:
         per_mode=inp.get("per-mode"), strategies=list(inp.get("strategies") or []),
         ready_timeout=inp.get("ready-timeout", 600.0),
     )
-    common.validated(settings,
-                     lambda s: s.validate_stress(ctx.environ, drive=True, policy=policy))
+    settings.validate_stress(ctx.environ, drive=True, policy=policy)
     return Plan("stress", settings, policy)

@@ -12,9 +12,6 @@ from __future__ import annotations
 from neens_action.ci.context import CiContext, Plan
 from neens_action.ci.inputs import InputError
 from neens_action.ci.modes import common
-from neens_action.errors import UsageError
-from neens_action.settings import sweep as flows
-from neens_action.settings.connection import check_base_url, check_workers
 from neens_action.settings.sweep import SweepSettings
 
 
@@ -46,27 +43,17 @@ def plan_sweep(ctx: CiContext) -> Plan:
     if not label:
         raise InputError("version-label", "is required for mode sweep (no commit was detected "
                                           "to label the candidate)")
-    try:
-        base_url = check_base_url(inp.get("base-url"))
-        check_workers(inp.get("workers"), inp.get("concurrency", 1))
-        arms = flows.parse_arms(list(inp["arms"]), runner=not push)
-        body = flows.sweep_body(
-            arms=arms,
-            target=flows.target_fields(inp.get("dataset"), inp.get("dataset-version-id"),
-                                       inp.get("suite-id")),
-            pass_k=inp.get("k"), name=inp.get("name") or f"sweep {label}",
-            version_label=label, budget_usd=inp.get("budget-usd"),
-        )
-        poll = flows.Poll(interval=inp.get("poll-interval", 5.0),
-                          timeout=inp.get("poll-timeout", 1800.0))
-    except UsageError as exc:
-        raise common.as_input_error(exc) from None
     settings = SweepSettings(
-        base_url=base_url, api_key=inp.get("api-key"),
+        base_url=inp.get("base-url", ""), api_key=inp.get("api-key"),
         project_id=ctx.environ.get("NEENS_PROJECT_ID", "").strip() or None,
-        body=body, push=push, command=list(command or []), poll=poll,
+        create=True, push=push, runner=not push, arms=list(inp["arms"]),
+        dataset_id=inp.get("dataset"), dataset_version_id=inp.get("dataset-version-id"),
+        scenario_suite_id=inp.get("suite-id"), pass_k=inp.get("k"),
+        name=inp.get("name") or f"sweep {label}", version_label=label,
+        budget_usd=inp.get("budget-usd"), command=list(command or []),
         concurrency=inp.get("concurrency", 1), workers=inp.get("workers"),
         timeout=inp.get("timeout"), bar=inp.get("bar"),
+        poll_interval=inp.get("poll-interval", 5.0), poll_timeout=inp.get("poll-timeout", 1800.0),
         baseline_arm=inp.get("baseline-arm"), require_winner=bool(inp.get("require-winner")),
     )
-    return Plan("sweep", settings)
+    return Plan("sweep", settings.validate("mode"))

@@ -10,6 +10,7 @@ agent's own failure (timeout, exit code) folded into the reason.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -25,6 +26,7 @@ from neens_action.report.build.evidence import (
     run_rows,
 )
 from neens_action.report.model import AgentFailure, ItemVerdict, PolicyLine, Report, Table
+from neens_action.settings.names import CONNECTION_NAMES, phrase
 from neens_action.verdict import (
     decide,
     gate_passed,
@@ -175,21 +177,28 @@ def _net_regressions(outcome: Outcome, failures: list[AgentFailure],
     return max(0, count - len(failed))  # no list: assume each was a regression
 
 
-ERROR_KINDS = (  # CLI terms; the CI front door rewords them (report.build.errors)
+def _code(field: str) -> str:
+    """A setting as a code span, in the words of the front door in force."""
+    return phrase(field, CONNECTION_NAMES, "code")  # the others are called by their names
+
+
+# (needle in the error, short name, "How to fix" bullets); settings are named by the door
+ERROR_KINDS: tuple[tuple[str, str, Callable[[], list[str]]], ...] = (
     ("HTTP 401", "Neens rejected the API key",
-     ["Check the API key (`--api-key` or `NEENS_API_KEY`): it must be a `nk_live_…` project "
-      "key of this Neens."]),
+     lambda: [f"Check the API key ({_code('api_key')} or `NEENS_API_KEY`): it must be a "
+              "`nk_live_…` project key of this Neens."]),
     ("HTTP 403", "Neens refused the API key for this project",
-     ["Check that the API key (`--api-key`) belongs to the project of the dataset."]),
+     lambda: [f"Check that the API key ({_code('api_key')}) belongs to the project of the "
+              "dataset."]),
     ("connection refused", "Neens could not be reached",
-     ["Check the API origin (`--base-url` or `NEENS_BASE_URL`): it must be reachable from "
-      "the runner.",
-      "Run `neens doctor` first to check the connection (in CI: `doctor: true`)."]),
+     lambda: [f"Check the API origin ({_code('base_url')} or `NEENS_BASE_URL`): it must be "
+              "reachable from the runner.",
+              "Run `neens doctor` first to check the connection (in CI: `doctor: true`)."]),
     ("HTTP 404", "Neens does not know something this run names",
-     ["Check the dataset (`--dataset`) or the eval gates (`--gates`) against the project in "
-      "Neens."]),
+     lambda: [f"Check the dataset ({_code('dataset')}) or the eval gates ({_code('gates')}) "
+              "against the project in Neens."]),
     ("timed out", "Neens did not answer in time",
-     ["Re-run the job; raise `--poll-timeout` when scoring is slow."]),
+     lambda: [f"Re-run the job; raise {_code('poll_timeout')} when scoring is slow."]),
 )
 
 
@@ -197,7 +206,7 @@ def error_kind(message: str) -> tuple[str, list[str]]:
     """(a short name for the error, "How to fix" bullets)."""
     for needle, name, hints in ERROR_KINDS:
         if needle in message:
-            return name, list(hints)
+            return name, hints()
     return "Run error", []
 
 

@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from neens_action.ci import inputs as ci_inputs
+from neens_action.ci.modes.common import input_rules
+from neens_action.settings.names import SettingError
 from tests.helpers import ROOT
 
 HEADER, BODY = yaml.safe_load_all((ROOT / "templates" / "gitlab-ci.yml").read_text())
@@ -70,18 +72,16 @@ def test_number_input_is_typed_and_its_default_means_the_front_door_default(name
     # a value the marker stands for is refused by the input's own range: no real threshold
     # can be mistaken for "not set"
     if entry.unset:
-        with pytest.raises(ci_inputs.InputError):
-            ci_inputs.parse_value(entry, entry.unset)
+        field, rule, _names = input_rules()[name]
+        with pytest.raises(SettingError):
+            rule(field, ci_inputs.parse_value(entry, entry.unset))
     assert VARIABLES[variable_of(name)] == f"$[[ inputs.{name} ]]", name
 
 
 @pytest.mark.parametrize("name", NUMBERS)
 def test_unquoted_number_behaves_as_the_quoted_string(name: str) -> None:
     entry = TABLE[name]
-    low = entry.minimum if entry.minimum is not None else 1
-    value: int | float = int(max(low, 1)) if entry.kind == "int" else 0.5
-    if entry.maximum is not None:
-        value = min(value, entry.maximum)
+    value: int | float = 1 if entry.kind == "int" else 0.5  # within every setting's rule
     assert parsed(name, render(value)) == parsed(name, str(value)) == value
 
 
@@ -126,8 +126,9 @@ def test_the_unset_marker_falls_back_like_an_empty_value(marker: str) -> None:
     assert parsed("min-pass-rate", marker) is None
     assert parsed("max-cost-delta-pct", "-1000") is None
     assert parsed("max-cost-delta-pct", "-1") == -1.0  # a real (negative) threshold
-    with pytest.raises(ci_inputs.InputError, match="at least -100"):
-        parsed("max-cost-delta-pct", "-150")
+    field, rule, _names = input_rules()["max-cost-delta-pct"]
+    with pytest.raises(SettingError, match="at least -100"):
+        rule(field, parsed("max-cost-delta-pct", "-150"))
 
 
 @pytest.mark.parametrize("mode", SPEC["mode"]["options"])

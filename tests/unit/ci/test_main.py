@@ -10,6 +10,8 @@ import pytest
 from neens_action.ci import inputs as ci_inputs
 from neens_action.ci import main as ci
 from neens_action.ci.inputs import InputError, parse_inputs
+from neens_action.ci.modes.common import check_input_rules
+from neens_action.settings.names import SettingError
 from tests.fakes.gh_runner_log import commands, run_commands
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -50,9 +52,9 @@ def test_defaults_and_types() -> None:
         ("min-pass-rate", "1.5", "must be at most 1, got 1.5"),
         ("min-pass-rate", "ninety", "must be a number, got 'ninety'"),
         ("min-pass-rate", "nan", "must be a finite number, got 'nan'"),
-        ("max-regressions", "-2", "must be at least 0, got -2"),
+        ("max-regressions", "-2", "must be 0 or more, got -2"),
         ("max-regressions", "1.5", "must be a whole number, got '1.5'"),
-        ("concurrency", "0", "must be at least 1, got 0"),
+        ("concurrency", "0", "must be 1 or more, got 0"),
         ("timeout", "0", "must be greater than 0, got 0"),
         ("no-gate", "maybe", "must be true or false, got 'maybe'"),
         ("create", "sometimes", "must be true, false or auto, got 'sometimes'"),
@@ -65,11 +67,15 @@ def test_defaults_and_types() -> None:
     ],
 )
 def test_bad_values_name_the_input(name: str, value: str, why: str) -> None:
-    with pytest.raises(InputError) as exc:
-        parse_inputs({f"INPUT_{name.upper()}": value})
-    assert exc.value.name == name
-    assert exc.value.why.startswith(why)
-    assert str(exc.value) == f"input {name}: {exc.value.why}"
+    """A value of the wrong type is refused when typed; a value that breaks its setting's
+    rule by the settings' rule, named as the input (what the CI door does first)."""
+    with pytest.raises((InputError, SettingError)) as raised:
+        check_input_rules(parse_inputs({f"INPUT_{name.upper()}": value}))
+    err = raised.value
+    err = InputError.of(err) if isinstance(err, SettingError) else err
+    assert err.name == name
+    assert err.why.startswith(why)
+    assert str(err) == f"input {name}: {err.why}"
 
 
 def test_create_auto_and_explicit() -> None:
@@ -180,5 +186,5 @@ def test_github_bad_input_still_writes_summary_and_outputs(tmp_path: Path) -> No
                                                              "verdict": "errored"}
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("### 💥 Errored: Neens eval")
-    assert "input concurrency: must be at least 1, got 0" in summary
+    assert "input concurrency: must be 1 or more, got 0" in summary
     assert KEY not in summary

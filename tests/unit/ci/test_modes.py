@@ -19,8 +19,10 @@ from neens_action.ci.modes import push as push_mode
 from neens_action.ci.modes import run as run_mode
 from neens_action.ci.modes import stress as stress_mode
 from neens_action.ci.modes import sweep as sweep_mode
-from neens_action.errors import UsageError
 from neens_action.jobs import JOBS
+from neens_action.settings.names import Ref, SettingError
+from neens_action.settings.stress import STRESS_NAMES
+from neens_action.settings.sweep import SWEEP_NAMES
 from neens_action.world import World
 
 KEY = "nk_live_cimodes_secret_0042"
@@ -85,20 +87,22 @@ def test_list_inputs_split_on_lines_and_commas() -> None:
 
 
 @pytest.mark.parametrize(("name", "value", "why"), [
-    ("k", "0", "must be at least 1, got 0"),
+    ("k", "0", "must be 1 or more, got 0"),
     ("bar", "1.5", "must be at most 1, got 1.5"),
     ("budget-usd", "-2", "must be at least 0, got -2"),
-    ("per-mode", "30", "must be at most 25, got 30"),
+    ("per-mode", "30", "must be from 1 to 25, got 30"),
     ("ready-timeout", "0", "must be greater than 0, got 0"),
     ("sweep-mode", "pull", "must be one of runner, push, got 'pull'"),
     ("require-winner", "maybe", "must be true or false, got 'maybe'"),
     ("min-avg-score", "2", "must be at most 1, got 2"),
-    ("max-abs-failures", "-3", "must be at least 0, got -3"),
+    ("max-abs-failures", "-3", "must be 0 or more, got -3"),
 ])
 def test_bad_mode_input_values(name: str, value: str, why: str) -> None:
-    with pytest.raises(InputError) as exc:
-        parse_inputs({f"INPUT_{name.upper()}": value})
-    assert (exc.value.name, exc.value.why) == (name, why)
+    with pytest.raises((InputError, SettingError)) as raised:
+        ci_modes.check_input_rules(parse_inputs({f"INPUT_{name.upper()}": value}))
+    err = raised.value
+    err = InputError.of(err) if isinstance(err, SettingError) else err
+    assert (err.name, err.why) == (name, why)
 
 
 def test_explicitly_set_ignores_defaults_and_fallbacks() -> None:
@@ -110,17 +114,16 @@ def test_explicitly_set_ignores_defaults_and_fallbacks() -> None:
     assert ci_modes.explicitly_set(env, "k") and ci_modes.explicitly_set(env, "require-winner")
 
 
-def test_usage_errors_name_the_input() -> None:
-    err = ci_modes.as_input_error(UsageError("invalid --arm 'x': expected LABEL=MODEL"))
+def test_setting_errors_name_the_input_from_the_table() -> None:
+    err = InputError.of(SettingError("arms", "invalid arm 'x': expected LABEL=MODEL",
+                                     lead=False, names=SWEEP_NAMES))
     assert (err.name, err.why) == ("arms", "invalid arm 'x': expected LABEL=MODEL")
-    err = ci_modes.as_input_error(UsageError("--strategy 'replay' is not a strategy"))
-    assert (err.name, err.why) == ("strategies", "strategy 'replay' is not a strategy")
-    err = ci_modes.as_input_error(UsageError("--per-mode must be from 1 to 25, got 0"))
-    assert (err.name, err.why) == ("per-mode", "must be from 1 to 25, got 0")
-    err = ci_modes.as_input_error(UsageError("something odd"), "arms")
-    assert (err.name, err.why) == ("arms", "something odd")
-    same = InputError("k", "bad")
-    assert ci_modes.as_input_error(same) is same
+    err = InputError.of(SettingError("strategies", "'replay' is not a strategy",
+                                     names=STRESS_NAMES))
+    assert (err.name, err.why) == ("strategies", "'replay' is not a strategy")
+    err = InputError.of(SettingError("pass_k", ["must be at least 1 (see ", Ref("pass_k"), ")"],
+                                     names=SWEEP_NAMES))
+    assert (err.name, err.why) == ("k", "must be at least 1 (see k)")
 
 
 # ---------------------------------------------------------------- one line per bad input
@@ -161,7 +164,7 @@ def test_usage_errors_name_the_input() -> None:
      "strategies: replay is always on: strategies picks among paraphrase, escalate, "
      "boundary"),
     ({"mode": "stress", "failure_modes": "fm", "command": "true", "strategies": "fast"},
-     "strategies: strategy 'fast' is not a strategy: use paraphrase, escalate or boundary"),
+     "strategies: 'fast' is not a strategy: use paraphrase, escalate or boundary"),
     ({"mode": "stress", "suite_id": "sts_1", "failure_modes": "fm", "command": "true"},
      "failure-modes: only applies to a new suite: suite-id reuses a generated one as it is "
      "(drop one of them)"),
@@ -192,7 +195,7 @@ def test_usage_errors_name_the_input() -> None:
       "gate_policy": "p.json"},
      "gate-policy: does not apply to mode sweep"),
     ({"mode": "sweep", "arms": "a=m1", "command": "true", "dataset": "ds", "k": "0"},
-     "k: must be at least 1, got 0"),
+     "k: must be 1 or more, got 0"),
 ])
 def test_bad_mode_inputs_are_one_annotation(inputs: dict[str, str], line: str) -> None:
     assert _error_line(_github(**inputs)).startswith(line)

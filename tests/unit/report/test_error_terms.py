@@ -1,31 +1,49 @@
-"""Errors in the CI step's terms: the API's CLI wording names the inputs; "How to fix"
-bullets keep their code spans and escape the rest."""
+"""Errors in each door's terms: the API's advice names the flags on the CLI and the inputs in
+the CI step (worded from the settings' name table, no rewording); "How to fix" bullets keep
+their code spans and escape the rest."""
 
 from __future__ import annotations
 
-from neens_action.outcome import Outcome
-from neens_action.report.build.errors import in_input_terms, outcome_in_input_terms
+from neens_action.api.http_util import non_json_error, status_hint
+from neens_action.api.transport import Transport
+from neens_action.errors import NeensApiError
+from neens_action.report.build.eval import error_kind
 from neens_action.report.render.md_parts import hint
+from neens_action.settings.names import CI, speaking
 
 
-def test_cli_flags_become_inputs() -> None:
-    assert in_input_terms("HTTP 401 Unauthorized (check --api-key / NEENS_API_KEY: a key)") \
-        == "HTTP 401 Unauthorized (check the api-key input: a key)"
-    assert in_input_terms("returned a non-JSON response; is --base-url the Neens API origin?") \
-        == "returned a non-JSON response; is the base-url input the Neens API origin?"
-    assert in_input_terms("no Neens base URL: pass --base-url or set NEENS_BASE_URL") == (
-        "no Neens base URL: set the base-url input (or the NEENS_BASE_URL variable)")
-    # other flags (a resume command) are left alone
-    assert in_input_terms("then neens eval run --run-id r --finish") == \
-        "then neens eval run --run-id r --finish"
+def _no_base_url() -> str:
+    try:
+        Transport("", "k", None)
+    except NeensApiError as exc:
+        return str(exc)
+    raise AssertionError("an empty base URL was accepted")
 
 
-def test_outcome_error_and_warnings_are_reworded() -> None:
-    o = Outcome(mode="run", error="HTTP 401 (check --api-key / NEENS_API_KEY)",
-                warnings=["is --base-url right?"])
-    assert outcome_in_input_terms(o) is o
-    assert o.error == "HTTP 401 (check the api-key input)"
-    assert o.warnings == ["is the base-url input right?"]
+def test_api_advice_names_flags_on_the_cli_and_inputs_in_ci() -> None:
+    assert status_hint(401) == "check --api-key / NEENS_API_KEY: a nk_live_… project key"
+    assert str(non_json_error("GET", "/x", 200, "text/html")).endswith(
+        "is --base-url the Neens API origin?")
+    assert _no_base_url() == "no Neens base URL: pass --base-url or set NEENS_BASE_URL"
+    with speaking(CI):
+        assert status_hint(401) == "check the api-key input: a nk_live_… project key"
+        assert str(non_json_error("GET", "/x", 200, "text/html")).endswith(
+            "is the base-url input the Neens API origin?")
+        assert _no_base_url() == ("no Neens base URL: set the base-url input (or the "
+                                  "NEENS_BASE_URL variable)")
+    assert status_hint(401).startswith("check --api-key")  # the CLI's again after the block
+
+
+def test_report_hints_name_the_door_s_setting() -> None:
+    assert error_kind("HTTP 401 Unauthorized")[1] == [
+        "Check the API key (`--api-key` or `NEENS_API_KEY`): it must be a `nk_live_…` "
+        "project key of this Neens."]
+    with speaking(CI):
+        assert error_kind("HTTP 401 Unauthorized")[1] == [
+            "Check the API key (the `api-key` input or `NEENS_API_KEY`): it must be a "
+            "`nk_live_…` project key of this Neens."]
+        assert error_kind("timed out")[1] == [
+            "Re-run the job; raise the `poll-timeout` input when scoring is slow."]
 
 
 def test_hints_keep_code_spans_and_escape_the_rest() -> None:
