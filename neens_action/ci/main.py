@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from neens_action import jobs, pipeline
+from neens_action import jobs, pipeline, redact
 from neens_action.api.client import NeensClient
 from neens_action.ci import inputs as ci_inputs
 from neens_action.ci.context import (
@@ -128,8 +128,16 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     env = dict(os.environ if environ is None else environ)
     make_undumpable()  # agents cannot read /proc/$PPID/environ
     platform = detect_platform(env)
+    # every secret is redacted from everything we write (neens_action/redact.py)
+    redact.register(ci_inputs.secrets_in(env))
+    redact.register_environ(env)
     if platform != "github":
-        return _run(env, platform, stream or sys.stderr, None)
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = redact.Redacted(saved[0]), redact.Redacted(saved[1])
+        try:
+            return _run(env, platform, redact.Redacted(stream or saved[1]), None)
+        finally:
+            sys.stdout, sys.stderr = saved
     guard = GuardedStream(stream or sys.stderr)
     commands = Commands(guard)
     for secret in ci_inputs.secrets_in(env):

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from neens_action.text import scrub_text
+from neens_action.redact import redact
+from neens_action.text import no_quick_actions, scrub_text
 
 MARKER_PREFIX = "<!-- neens-eval-action"
 WORKFLOW_BOT = "github-actions[bot]"  # who the workflow's GITHUB_TOKEN writes as
@@ -231,7 +232,7 @@ def post_sticky_comment(
             ],
         )
     result = CommentResult("skipped")
-    body = scrub_text(body)
+    body = no_quick_actions(redact(scrub_text(body)))
     try:
         gh = _client(token, ctx.api_url, timeout)
         me = identity(gh) if mode == "update" else WORKFLOW_BOT

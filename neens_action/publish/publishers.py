@@ -22,6 +22,7 @@ from typing import Any
 
 from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
+from neens_action.redact import redact
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
 from neens_action.text import scrub_text
@@ -55,7 +56,7 @@ def write_file(path: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(scrub_text(text))
+            fh.write(redact(scrub_text(text)))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
