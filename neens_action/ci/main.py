@@ -84,6 +84,7 @@ def publishers_for(ctx: CiContext, mode: str) -> list[Publisher]:
         result_file=where("result-file"), summary_file=where("summary-file"),
         dotenv_file=where("dotenv-file"), summary=inp.get("summary", True) is not False,
         comment=inp.get("comment", "update"), matrix_key=inp.get("matrix-key", ""),
+        comment_author=inp.get("comment-author") or "",
         github_token=inp.get("github-token", ""),
         gitlab_token=ctx.environ.get("NEENS_GITLAB_TOKEN", "").strip(), log=ctx.log,
     )

@@ -43,6 +43,7 @@ class PublishConfig:
     dotenv_file: Path | None = None
     summary: bool = True
     comment: str = "update"  # update | new | off
+    comment_author: str = ""  # the login our PR comments are written as ("" = ask the token)
     matrix_key: str = ""
     github_token: str = field(default="", repr=False)
     gitlab_token: str = field(default="", repr=False)
@@ -193,7 +194,8 @@ class GitHubPublisher(FilesPublisher):
                       leg=self.config.matrix_key)
         body = render_comment(report, marker=mark, details_url=ctx.details_url)
         result = post_sticky_comment(ctx, token=self.config.github_token, body=body, mark=mark,
-                                     mode=self.config.comment, timeout=self.config.timeout)
+                                     mode=self.config.comment, timeout=self.config.timeout,
+                                     author=self.config.comment_author)
         for notice in result.notices:
             self.commands.notice(notice, title="Neens PR comment")
         for line in result.info:
