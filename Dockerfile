@@ -31,16 +31,16 @@ RUN set -eux; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 
-# Dependencies first (pinned by constraints.txt), the package second, so editing the code
-# does not re-download the dependencies. The `agent` extra (OpenTelemetry SDK + OTLP/HTTP
-# exporter) is baked in: the pull flow's agent runs inside this container and needs it.
-COPY constraints.txt /opt/neens/constraints.txt
+# Dependencies first, the package second, so editing the code does not re-download the
+# dependencies. Every wheel is checked against its sha256 (requirements-image.txt: the pins of
+# constraints.txt and the build backend, written by scripts/update-image-hashes): a wheel
+# that changed on the index fails the build. The `agent` extra (OpenTelemetry SDK +
+# OTLP/HTTP exporter) is baked in: the pull flow's agent runs inside this container.
+COPY constraints.txt requirements-image.txt /opt/neens/
 RUN set -eux; \
     python3 -m venv /opt/neens/venv; \
-    pip install --no-cache-dir --only-binary=:all: -r /opt/neens/constraints.txt; \
-    # Smaller: setuptools is not needed at run time (pip fetches build backends itself), and
-    # pip's own bytecode only speeds up the rarely used `install` input.
-    pip uninstall -y -q setuptools wheel 2>/dev/null || true; \
+    pip install --no-cache-dir --only-binary=:all: --require-hashes \
+        -r /opt/neens/requirements-image.txt; \
     find /opt/neens/venv/lib -path '*/site-packages/pip/*' -name __pycache__ -prune \
         -exec rm -rf {} +
 
@@ -49,9 +49,12 @@ RUN set -eux; \
 # (opentelemetry-proto is still here, as a dependency of the agent extra's OTLP exporter.)
 COPY pyproject.toml README.md* LICENSE* /opt/neens/src/
 COPY neens_action /opt/neens/src/neens_action
+# Nothing is fetched here: the dependencies are in, and the build backend is the hashed one
+# (no build isolation). Smaller: setuptools and wheel then go (not needed at run time).
 RUN set -eux; \
-    pip install --no-cache-dir -c /opt/neens/constraints.txt '/opt/neens/src[agent]'; \
+    pip install --no-cache-dir --no-deps --no-build-isolation --no-index '/opt/neens/src[agent]'; \
     pip check; \
+    pip uninstall -y -q setuptools wheel; \
     rm -rf /opt/neens/src; \
     neens --version
 

@@ -8,8 +8,10 @@ Rules kept here:
 - Markdown: backslash-escape Markdown punctuation, HTML-escape ``<``, ``>`` and ``&``, break
   ``@mentions`` and cross-references with a zero-width space so nobody is pinged and nothing
   is linked or cross-referenced (GitHub: ``#12``, ``GH-77``, ``owner/repo#12``, github.com
-  URLs; GitLab: ``!123``, ``%v1``, ``&45``), and put a whole value on one
+  URLs; GitLab: ``!123``, ``%v1``, ``&45``, ``~label``, ``$snippet``), and put a whole value on one
   line when it goes into a table cell.
+- Quick actions: no untrusted line can start a GitLab quick action or end the code fence,
+  HTML block or ``>>>`` quote that hides one (:func:`md_fence`, :func:`no_quick_actions`).
 - Truncation never cuts a character in two: by characters (the comment cap) or by UTF-8
   bytes (the 1 MiB summary cap), preferring a line boundary, always with a visible note.
 """
@@ -31,8 +33,15 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 # width space after the sigil keeps the text and breaks the reference. (``&`` is already
 # ``&amp;`` here, ``"`` is ``&quot;``.)
 _SIGIL_REF = re.compile(
-    r"(@)(?=[A-Za-z0-9])|(#|!|&amp;)(?=\d)|(%)(?=[A-Za-z0-9]|&quot;)"
+    r"(@)(?=[A-Za-z0-9])|(#|!|&amp;|\\\$)(?=\d)|(%|\\~)(?=[A-Za-z0-9]|&quot;)"
 )
+# A line that opens with punctuation (after blanks) could open or close a code fence, an HTML
+# block or a ``>>>`` quote, or be a GitLab quick action (``/approve``): in untrusted
+# multi-line text such a line gets a leading zero-width space, so GitLab's quick-action
+# extraction never sees it as a command or as the end of what hides commands.
+_LINE_OPENER = re.compile(r"^(?=[ \t]*[^\w\s\u200b])", re.M)
+# Our own lines never open with ``/``: any line of a note that does came from untrusted text.
+_SLASH_LINE = re.compile(r"^(?=[ \t]*/)", re.M)
 _GH_DASH_REF = re.compile(r"(?i)\b(gh-)(?=\d)")
 # A github.com URL (issue, pull request, commit...) would be linked, shown as a reference and
 # add a "mentioned this" event to the target: the scheme, ``www.`` and the host are broken.
@@ -82,9 +91,17 @@ def md_fence(text: object, info: str = "text") -> list[str]:
     characters are dropped so the lines read in the order they were written.
     """
     body = BIDI.sub("", _CONTROL.sub("", str(text).replace("\r\n", "\n")))
+    body = _LINE_OPENER.sub(ZWSP, body)
     longest = max((len(m) for m in re.findall(r"`{3,}|~{3,}", body)), default=2)
     fence = "`" * max(3, longest + 1)
     return [f"{fence}{info}", *body.rstrip("\n").split("\n"), fence]
+
+
+def no_quick_actions(markdown: str) -> str:
+    """A whole comment or note in which no line can run a GitLab quick action: a line that
+    opens with ``/`` gets a leading zero-width space (a safety net under :func:`md_fence`,
+    whatever HTML blocks, fences or quotes precede the line)."""
+    return _SLASH_LINE.sub(ZWSP, markdown)
 
 
 def md_text(text: object, *, line_start: bool = False) -> str:

@@ -51,6 +51,43 @@ def policy_flags(policy_eval: Any) -> tuple[bool, bool]:
     return bool(getattr(policy_eval, "blocked", False)), bool(getattr(policy_eval, "warned", False))
 
 
+COMPLETED = frozenset({"completed", "completed_with_regressions"})
+
+
+def nothing_measured(outcome: Outcome) -> str | None:
+    """Why an eval-style outcome measured nothing, or None: the fail-closed rule.
+
+    A verdict is read only from a run that completed with at least one scored item and
+    whose agents did not all fail; anything else is a run error whatever ``--no-gate``
+    says, even when the server's gate says ``passed: true``.
+    """
+    invocations = outcome.invocations
+    if invocations and not any(inv.ok for inv in invocations):
+        return "every agent invocation failed: nothing was measured"
+    if not isinstance(outcome.run, dict):
+        return None  # no run object to read (a flow that measured something always has one)
+    run = outcome.run
+    status = run.get("status")
+    if status not in COMPLETED:
+        return f"the run ended {str(status)[:40]!r}, not completed: nothing was measured"
+    scored = scored_items(run)
+    if scored is not None and scored < 1:
+        return "no item was scored: nothing was measured"
+    return None
+
+
+def scored_items(run: dict[str, Any]) -> int | None:
+    """How many items the run scored: its ``completed`` count, else its items that carry a
+    ``passed`` verdict; None when the run says neither."""
+    count = run.get("completed")
+    if isinstance(count, int) and not isinstance(count, bool):
+        return count
+    items = run.get("items")
+    if isinstance(items, list) and items:
+        return sum(isinstance(it, dict) and isinstance(it.get("passed"), bool) for it in items)
+    return None
+
+
 def decide(outcome: Outcome) -> Verdict:
     """(exit code, build verdict) for an eval-style outcome."""
     if outcome.interrupted:
@@ -58,6 +95,10 @@ def decide(outcome: Outcome) -> Verdict:
     if outcome.error:
         return EXIT_ERROR, "errored"
     if not isinstance(outcome.gate, dict):
+        return EXIT_ERROR, "errored"
+    why = nothing_measured(outcome)
+    if why is not None:  # fail closed; the reason becomes the run error the report shows
+        outcome.error = why
         return EXIT_ERROR, "errored"
     blocked, warned = policy_flags(outcome.policy_eval)
     failed = gate_passed(outcome) is not True or blocked

@@ -94,8 +94,19 @@ class SandboxHandler(BaseHTTPRequestHandler):
     # Keep-alive clients would otherwise wait ~40 ms per request on delayed ACKs (Nagle).
     disable_nagle_algorithm = True
     server_version = "neens-sandbox/1"
-    timeout = 120  # a silent client cannot hold a thread forever
+    timeout = 120  # a silent client cannot hold a thread forever (headers, body)
+    # ...and a connection that sends no request line (a new one, or the next request on a
+    # kept-alive one) within this many seconds is dropped: idle sockets cannot hold the pool
+    request_line_timeout = 10.0
     server: SandboxServer
+
+    def handle_one_request(self) -> None:
+        self.connection.settimeout(self.request_line_timeout)
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        self.connection.settimeout(self.timeout)  # the request line is in
+        return super().parse_request()
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # one line per request is written by _handle instead

@@ -98,6 +98,7 @@ INPUTS: list[Input] = [
     Input("github-token", "secret", "", "token for the PR comment", fallback="GITHUB_TOKEN"),
     Input("comment", "choice", "update", "PR/MR comment: update | new | off",
           choices=("update", "new", "off")),
+    Input("comment-author", "str", "", "login the PR comment is written as (app tokens)"),
     Input("summary", "bool", "true", "write the job summary"),
     Input("doctor", "bool", "false", "run `neens doctor` checks before anything else"),
     Input("matrix-key", "str", "", "matrix leg, keys the sticky comment",

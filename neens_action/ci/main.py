@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from neens_action import jobs, pipeline
+from neens_action import jobs, pipeline, redact
 from neens_action.api.client import NeensClient
 from neens_action.ci import inputs as ci_inputs
 from neens_action.ci import platforms
@@ -72,6 +72,7 @@ def publishers_for(ctx: CiContext, mode: str) -> list[Publisher]:
         dotenv_file=where("dotenv-file"), summary=inp.get("summary", True) is not False,
         comment=inp.get("comment", "update"), matrix_key=inp.get("matrix-key", ""),
         token=ctx.platform.token(inp, ctx.environ), commands=ctx.commands, log=ctx.log,
+        comment_author=inp.get("comment-author") or "",
     )
     return [ctx.platform.publisher_class()(config)]
 
@@ -110,9 +111,17 @@ def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = Non
     env = dict(os.environ if environ is None else environ)
     make_undumpable()  # agents cannot read /proc/$PPID/environ
     platform = platforms.detect(env)  # resolved once, for the whole step
+    # every secret is redacted from everything we write (neens_action/redact.py)
+    redact.register(ci_inputs.secrets_in(env))
+    redact.register_environ(env)
     if not platform.workflow_commands:
-        with speaking(CI):  # settings are named as inputs (--api-key reads "api-key input")
-            return _run(env, platform, stream or sys.stderr, None)
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = redact.Redacted(saved[0]), redact.Redacted(saved[1])
+        try:
+            with speaking(CI):  # settings are named as inputs (--api-key reads "api-key input")
+                return _run(env, platform, redact.Redacted(stream or saved[1]), None)
+        finally:
+            sys.stdout, sys.stderr = saved
     guard = GuardedStream(stream or sys.stderr)
     commands = Commands(guard)
     for secret in ci_inputs.secrets_in(env):

@@ -8,7 +8,6 @@ context and links included, so this needs neither a CI environment nor a server:
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -27,20 +26,29 @@ PREVIEW_MARKER = "<!-- neens-eval-action preview -->"
               show_default=True, help="Which surface to render.")
 def report_command(result: Path, fmt: str) -> None:
     """Re-render a saved JSON result (preview the PR comment, rebuild the job summary)."""
+    from neens_action.cli.report_doc import BadDocument, load
     from neens_action.report.serial import from_json
 
-    try:
-        doc = json.loads(result.read_text(encoding="utf-8"))
-        saved = doc.get("report") if isinstance(doc, dict) else None
-        if saved is None:
-            raise ValueError("it has no `report` (written by neens-action before format 2?)")
-        report = from_json(saved)
-    except (OSError, ValueError, TypeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        click.echo(f"neens: error: cannot read {result} as a Neens result: {reason}",
-                   err=True)
+    def fail(reason: str) -> None:
+        click.echo(f"neens: error: cannot read {result} as a Neens result: {reason}", err=True)
         sys.exit(EXIT_ERROR)
-    sys.stdout.write(render(report, fmt))
+
+    try:
+        report = from_json(load(result.read_text(encoding="utf-8")))
+    except OSError as exc:
+        fail(exc.strerror or str(exc))
+    except UnicodeDecodeError:
+        fail("it is not UTF-8 text")
+    except BadDocument as exc:
+        fail(str(exc))
+    except (ValueError, TypeError) as exc:
+        fail(" ".join(str(exc).split())[:200])
+    try:
+        text = render(report, fmt)
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+        # the shape was checked: a value the renderers still cannot take is one line too
+        fail(f"{type(exc).__name__} while rendering it as {fmt}")
+    sys.stdout.write(text)
 
 
 def render(report: object, fmt: str) -> str:

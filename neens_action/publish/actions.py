@@ -24,9 +24,11 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TextIO
 
-from neens_action.text import gh_data, gh_inert, gh_property, scrub_text, utf8_len
+from neens_action.redact import redact
+from neens_action.text import ZWSP, gh_data, gh_inert, gh_property, scrub_text, utf8_len
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 annotations of each kind per step
+_JSON_LEGACY = re.compile(r"(?<=##)\[")
 _OUTPUT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -42,19 +44,41 @@ class GuardedStream(io.TextIOBase):
         self.raw = raw
         self.lock = threading.RLock()
         self._line_blank = True  # nothing but whitespace written on the current line
+        self._lead_colon = False  # the current line is blanks and one ``:`` so far
+        self._tail = ""  # the last two characters written on the current line
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
+        """Inert text, also when a command is split across writes (``"##"`` then
+        ``"[set-output ..."``, ``":"`` then ``":warning::"``): the state of the current line
+        is kept from one write to the next."""
         if not text:
             return 0
         with self.lock:
-            safe = gh_inert(scrub_text(text), line_start=self._line_blank)
+            safe = gh_inert(redact(scrub_text(text)), line_start=self._line_blank)
+            if ((self._tail.endswith("##") and safe.startswith("["))
+                    or (self._tail.endswith("#") and safe.startswith("#["))
+                    or (self._lead_colon and safe.startswith(":"))):
+                safe = ZWSP + safe
             self.raw.write(safe)
-            tail = re.split(r"[\r\n]", safe)[-1]
-            self._line_blank = (self._line_blank if tail == safe else True) and not tail.strip()
+            self._follow(safe)
             return len(text)
+
+    def _follow(self, written: str) -> None:
+        """Update what we know of the current line after ``written``."""
+        parts = re.split(r"[\r\n]", written)
+        tail = parts[-1]
+        if len(parts) > 1:
+            self._line_blank, self._lead_colon, self._tail = True, False, ""
+        if self._line_blank:
+            stripped = tail.strip()
+            self._lead_colon = stripped == ":"
+            self._line_blank = not stripped
+        else:
+            self._lead_colon = False
+        self._tail = (self._tail + tail)[-2:]
 
     def command(self, line: str) -> None:
         """Write one command line whole (a newline first when a line is open)."""
@@ -62,7 +86,7 @@ class GuardedStream(io.TextIOBase):
             lead = "" if self._line_blank else "\n"
             self.raw.write(f"{lead}{line}\n")
             self.raw.flush()
-            self._line_blank = True
+            self._line_blank, self._lead_colon, self._tail = True, False, ""
 
     def flush(self) -> None:
         with self.lock:
@@ -77,6 +101,39 @@ class GuardedStream(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.raw, "encoding", None) or "utf-8"
+
+
+class JsonStream(io.TextIOBase):
+    """Machine output (``--json``) that the runner cannot read as a command and that parses
+    to the same values: ``##[`` only occurs inside a JSON string, where ``[`` is spelled
+    ``\\u005b`` (a ``::`` never opens a line of JSON). Secrets are redacted."""
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self.raw = raw
+        self._tail = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        safe = _JSON_LEGACY.sub(r"\\u005b", redact(text))
+        if self._tail.endswith("##") and safe.startswith("["):
+            safe = "\\u005b" + safe[1:]
+        elif self._tail.endswith("#") and safe.startswith("#["):
+            safe = "#\\u005b" + safe[2:]
+        self.raw.write(safe)
+        self._tail = (self._tail + safe)[-2:]
+        return len(text)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
 
 
 class Commands:
@@ -117,7 +174,7 @@ class Commands:
 
     def _text(self, line: str) -> None:
         """Untrusted text: inert whatever the stream (and shown as text while paused)."""
-        self.stream.write(gh_inert(scrub_text(line)) + "\n")
+        self.stream.write(gh_inert(redact(scrub_text(line))) + "\n")
         self.stream.flush()
 
     @property
@@ -175,8 +232,8 @@ class Commands:
             self._text(f"neens: {kind}: {' '.join(message.split())}")
             return False
         self.counts[kind] = used + 1
-        props = f" title={gh_property(title)}" if title else ""
-        self._command(f"::{kind}{props}::{gh_data(scrub_text(message))}")
+        props = f" title={gh_property(redact(title))}" if title else ""
+        self._command(f"::{kind}{props}::{gh_data(redact(scrub_text(message)))}")
         return True
 
     def error(self, message: str, *, title: str | None = None) -> bool:
@@ -220,7 +277,7 @@ def format_outputs(outputs: Mapping[str, str]) -> str:
 def write_outputs(path: str | Path, outputs: Mapping[str, str]) -> None:
     """Append ``outputs`` to the runner's output file (``$GITHUB_OUTPUT``)."""
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(scrub_text(format_outputs(outputs)))
+        fh.write(redact(scrub_text(format_outputs(outputs))))
 
 
 def summary_room(path: str | Path, limit: int) -> int:
@@ -234,7 +291,7 @@ def summary_room(path: str | Path, limit: int) -> int:
 
 def write_summary(path: str | Path, markdown: str) -> int:
     """Append ``markdown`` to the step summary file; returns the bytes written."""
-    clean = scrub_text(markdown)
+    clean = redact(scrub_text(markdown))
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(clean)
     return utf8_len(clean)

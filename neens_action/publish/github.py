@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from neens_action.text import scrub_text
+from neens_action.redact import redact
+from neens_action.text import no_quick_actions, scrub_text
 
 MARKER_PREFIX = "<!-- neens-eval-action"
 WORKFLOW_BOT = "github-actions[bot]"  # who the workflow's GITHUB_TOKEN writes as
@@ -176,23 +177,28 @@ def identity(gh: Any) -> str:
     return login if isinstance(login, str) and login else WORKFLOW_BOT
 
 
-def _find(issue: Any, mark: str, me: str) -> Any | None:
-    """Our comment: it opens with ``mark`` and ``me`` wrote it (every page read)."""
+def _find(issue: Any, mark: str, me: str, others: list[str] | None = None) -> Any | None:
+    """Our comment: it opens with ``mark`` and ``me`` wrote it (every page read). The logins
+    of marked comments written by someone else are added to ``others``."""
     for comment in issue.get_comments():
         body = comment.body or ""
         login = getattr(comment.user, "login", None) if comment.user is not None else None
-        if body.startswith(mark) and isinstance(login, str) and login.lower() == me.lower():
+        if not body.startswith(mark):
+            continue
+        if isinstance(login, str) and login.lower() == me.lower():
             return comment
+        if others is not None:
+            others.append(login if isinstance(login, str) else "?")
     return None
 
 
 def upsert(repo: Any, number: int, mark: str, body: str, mode: str,
-           me: str = WORKFLOW_BOT) -> tuple[str, str]:
+           me: str = WORKFLOW_BOT, others: list[str] | None = None) -> tuple[str, str]:
     """Create or edit our marked comment on PR ``number``; returns (action, html_url)."""
     from github import GithubException
 
     issue = repo.get_issue(number)
-    existing = _find(issue, mark, me) if mode == "update" else None
+    existing = _find(issue, mark, me, others) if mode == "update" else None
     if existing is not None:
         try:
             existing.edit(body)
@@ -212,8 +218,12 @@ def post_sticky_comment(
     mark: str,
     mode: str = "update",
     timeout: float = 20.0,
+    author: str = "",
 ) -> CommentResult:
-    """Post or update the comment on every PR of this event; never raises for GitHub errors."""
+    """Post or update the comment on every PR of this event; never raises for GitHub errors.
+
+    ``author``: the login our comments are written as (``comment-author``; a GitHub App's
+    installation token may not read ``/user``); empty: asked of the token."""
     from github import GithubException
 
     if mode == "off":
@@ -231,10 +241,10 @@ def post_sticky_comment(
             ],
         )
     result = CommentResult("skipped")
-    body = scrub_text(body)
+    body = no_quick_actions(redact(scrub_text(body)))
     try:
         gh = _client(token, ctx.api_url, timeout)
-        me = identity(gh) if mode == "update" else WORKFLOW_BOT
+        me = (author.strip() or identity(gh)) if mode == "update" else WORKFLOW_BOT
         repo = gh.get_repo(ctx.repository)
         numbers = list(ctx.pr_numbers)
         if not numbers and ctx.sha and ctx.event_name in ("push", "workflow_dispatch", ""):
@@ -243,11 +253,18 @@ def post_sticky_comment(
             result.info.append("no pull request for this commit: no PR comment")
             return result
         for number in numbers:
+            others: list[str] = []
             try:
-                action, url = upsert(repo, number, mark, body, mode, me)
+                action, url = upsert(repo, number, mark, body, mode, me, others)
             except GithubException as exc:
                 result.notices.append(f"PR #{number}: comment skipped: {_why(exc)}")
                 continue
+            if others and action == "created":
+                who = ", ".join(sorted(set(others)))[:200]
+                result.notices.append(
+                    f"PR #{number}: a comment with this job's marker by {who} was left alone"
+                    f" (this token writes as {me}); if it was ours, set comment-author to"
+                    " that login")
             result.action = action
             result.url = result.url or url
     except GithubException as exc:

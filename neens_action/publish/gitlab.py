@@ -24,7 +24,8 @@ from urllib.parse import quote
 
 import requests
 
-from neens_action.text import dotenv_value, scrub_text
+from neens_action.redact import redact
+from neens_action.text import dotenv_value, no_quick_actions, scrub_text
 
 if TYPE_CHECKING:
     from gitlab import Gitlab
@@ -218,7 +219,7 @@ def post_sticky_note(
         )
     if not (ctx.api_url and ctx.project_id):
         return NoteResult("skipped", notices=["CI_API_V4_URL/CI_PROJECT_ID unset: no MR note"])
-    body = scrub_text(body)
+    body = no_quick_actions(redact(scrub_text(body)))
     api = GitLabNotes(ctx, token, timeout=timeout)
     result = NoteResult("skipped")
     failures = (GitlabError, requests.RequestException, ValueError)
@@ -268,7 +269,7 @@ def write_dotenv(path: str | Path, values: Mapping[str, str]) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(scrub_text(format_dotenv(values)))
+            fh.write(scrub_text(format_dotenv({k: redact(str(v)) for k, v in values.items()})))
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:

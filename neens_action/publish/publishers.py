@@ -24,6 +24,7 @@ from typing import Any
 
 from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
+from neens_action.redact import redact
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
 from neens_action.text import scrub_text
@@ -44,6 +45,7 @@ class PublishConfig:
     dotenv_file: Path | None = None
     summary: bool = True
     comment: str = "update"  # update | new | off
+    comment_author: str = ""  # the login our PR comments are written as ("" = ask the token)
     matrix_key: str = ""
     token: str = field(default="", repr=False)  # the platform's API token (its table entry)
     commands: Commands | None = None  # workflow commands (GitHub), shielded by the front door
@@ -57,7 +59,7 @@ def write_file(path: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(scrub_text(text))
+            fh.write(redact(scrub_text(text)))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -197,7 +199,8 @@ class GitHubPublisher(FilesPublisher):
                       leg=self.config.matrix_key)
         body = render_comment(report, marker=mark, details_url=ctx.details_url)
         result = post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
-                                     mode=self.config.comment, timeout=self.config.timeout)
+                                     mode=self.config.comment, timeout=self.config.timeout,
+                                     author=self.config.comment_author)
         for notice in result.notices:
             self.commands.notice(notice, title="Neens PR comment")
         for line in result.info:

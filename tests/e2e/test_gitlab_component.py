@@ -28,12 +28,14 @@ DOTENV_KEYS = {"NEENS_VERDICT", "NEENS_EXIT_CODE", "NEENS_RUN_ID", "NEENS_PASS_R
 
 
 def run_pipeline(lab: Lab, tmp_path: Path, pipeline: str, sandbox: Sandbox, logs: Path,
-                 variables: dict[str, str]) -> tuple[int, str, Path]:
+                 variables: dict[str, str], extra: dict[str, Path] | None = None
+                 ) -> tuple[int, str, Path]:
     repo = tmp_path / "repo"
     make_repo(repo, {
         ".gitlab-ci.yml": PIPELINES / pipeline,
         "templates/gitlab-ci.yml": ROOT / "templates" / "gitlab-ci.yml",
         "examples/agent": EXAMPLES / "agent",
+        **(extra or {}),
     })
     args = [
         lab.gitlab_ci_local, "--helper-image", lab.base_image, "--pull-policy",
@@ -134,3 +136,18 @@ def test_regressing_candidate_fails_the_job(lab, image, e2e_sandbox, tmp_path, e
     assert run["buildVerdict"] == "blocked"
     assert run["baseline"]["kind"] == "preprod_run"
     assert run["baseline"]["runId"] == baseline_run
+
+
+def test_no_ancestor_of_the_agent_holds_a_secret(lab, image, e2e_sandbox, tmp_path, e2e_logs):
+    """The component's script line is ``exec``: the job shell that holds NEENS_API_KEY and
+    NEENS_GITLAB_TOKEN becomes the non-dumpable front door, so the agents read neither from
+    any ancestor's ``/proc/<pid>/environ`` (each would fail naming the ancestor)."""
+    rc, log, _ = run_pipeline(lab, tmp_path, "nosy.gitlab-ci.yml", e2e_sandbox, e2e_logs,
+                                 {"AGENT_MODE": "good",
+                                  "NEENS_GITLAB_TOKEN": "glpat-e2e-nosy-0123456789"},
+                                 extra={"nosy/nosy_ancestors.py": PIPELINES /
+                                        "nosy_ancestors.py"})
+    assert "holds" not in log, log[-5000:]
+    assert rc == 0, log[-5000:]
+    assert "PASS  neens-e2e-nosy" in log, log[-5000:]
+    assert e2e_sandbox.api_key not in log and "glpat-e2e-nosy-0123456789" not in log

@@ -39,7 +39,7 @@ def test_host_action_passes_inputs_as_variables_only() -> None:
     assert HOST["runs"]["using"] == "composite"
     install, gate = HOST["runs"]["steps"]
     assert "${{" not in install["run"] and "${{" not in gate["run"]  # no template injection
-    assert gate["run"].strip() == '"$NEENS_CLI" ci'
+    assert gate["run"].strip() == 'exec "$NEENS_CLI" ci'  # no bash left holding the secrets
     env = gate["env"]
     for name in ACTION["inputs"]:
         assert env["NEENS_INPUT_" + name.upper().replace("-", "_")] == f"${{{{ inputs.{name} }}}}"

@@ -75,7 +75,7 @@ def test_component_variables_are_front_door_inputs():
         assert name is not None, f"{var} is not an input of the CI front door"
         assert value.strip('"') == f"$[[ inputs.{name} ]]", (var, value)
     assert job["image"]["entrypoint"] == [""]
-    assert job["script"] == ["python3 /opt/neens/entrypoint.py"]
+    assert job["script"] == ["exec python3 /opt/neens/entrypoint.py"]
     assert not {"default", "workflow", "stages", "variables"} & set(BODY)
     from neens_action.ci.main import MODES
 

@@ -37,6 +37,8 @@ class FakeGitHub(RecordingServer):
         # None: a workflow/installation token (``GET /user`` is 403, it writes as the bot);
         # a login: a personal token of that user
         self.pat_login: str | None = None
+        # a GitHub App's installation token: ``GET /user`` is 403 and it writes as this login
+        self.app_login: str | None = None
 
     @property
     def api_url(self) -> str:
@@ -122,6 +124,8 @@ class FakeGitHub(RecordingServer):
             if req.method == "POST":
                 author = BOT if self.pat_login is None else {"login": self.pat_login,
                                                              "type": "User"}
+                if self.app_login is not None:
+                    author = {"login": self.app_login, "type": "Bot"}
                 comment = self._comment(number, req.body["body"], author)
                 self.state.comments.setdefault(number, []).append(comment)
                 return Reply(201, comment)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from neens_action import __version__
-from neens_action.outcome import Outcome, SweepOutcome
+from neens_action.outcome import Invocation, Outcome, SweepOutcome
 from neens_action.verdict import ci_result_payload, decide, decide_step, decide_sweep, decide_watch
 
 
@@ -143,3 +143,39 @@ def _cmp(outcome: str, status: str = "completed", **kw) -> dict:
 ])
 def test_decide_sweep(kw, expected):
     assert decide_sweep(SweepOutcome(**kw)) == expected
+
+
+# ---------------------------------------------------------------- fail closed
+
+
+def _run(status: str = "completed", completed: int = 1, **kw: object) -> dict:
+    return {"id": "ppr_1", "status": status, "completed": completed, "total": 1, **kw}
+
+
+def _inv(ok: bool) -> Invocation:
+    return Invocation("it_1", "q", returncode=0 if ok else 3, error=None if ok else "rc=3")
+
+
+@pytest.mark.parametrize("kw, why", [
+    ({"run": _run(completed=0), "enforced": False}, "no item was scored"),
+    ({"run": _run(completed=0)}, "no item was scored"),
+    ({"run": _run("cancelled")}, "not completed"),
+    ({"run": _run("failed"), "gate": {"passed": False}}, "not completed"),
+    ({"run": _run(), "invocations": [_inv(False), _inv(False)], "enforced": False},
+     "every agent invocation failed"),
+    ({"run": _run(completed=None, items=[{"passed": None}])}, "no item was scored"),
+])
+def test_nothing_measured_is_a_run_error_whatever_no_gate_says(kw, why):
+    o = outcome(**kw)
+    assert decide(o) == (2, "errored")
+    assert why in (o.error or "")
+
+
+@pytest.mark.parametrize("kw", [
+    {"run": _run()},
+    {"run": _run("completed_with_regressions", completed=3)},
+    {"run": _run(), "invocations": [_inv(False), _inv(True)]},
+    {"run": _run(completed=None, items=[{"passed": True}, {"passed": None}])},
+])
+def test_a_completed_scored_run_with_a_passed_gate_passes(kw):
+    assert decide(outcome(**kw)) == (0, "passed")

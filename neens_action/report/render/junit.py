@@ -18,6 +18,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from neens_action.redact import redact
 from neens_action.report.model import ItemVerdict, PolicyLine, Report
 from neens_action.text import excerpt, xml_text
 
@@ -159,7 +160,7 @@ def write(report: Report, path: str | os.PathLike[str]) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=".neens-junit-", suffix=".xml", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(render(report))
+            fh.write(redact(render(report)))  # secrets never reach a file we write
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; later CI steps may run as another user
         os.replace(tmp, target)
     except BaseException:

@@ -18,6 +18,9 @@ from tests.integration.broken_neens import RUN_ID, BrokenNeens, Raw, good_run
 from tests.integration.test_bad_input import DEEP, DRIP_RUN, GET_ITEMS, GET_RUN, KEY, base_env
 from tests.integration.test_bad_input import endless_items as endless
 
+UNSCORED = good_run(completed=0, aggregate={"passRate": None, "passed": 0, "failed": 0},
+                    items=[{"datasetVersionItemId": "it_1", "input": "q", "passed": None,
+                            "score": None, "error": "no trace captured"}])
 CASES = {
     "drip": ({GET_RUN: Raw(200, DRIP_RUN, drip=0.5)}, {"NEENS_REQUEST_BUDGET": "2"},
              "no complete answer within 2 s"),
@@ -25,6 +28,12 @@ CASES = {
     "endless": ({GET_ITEMS: Raw(200, stream=endless)}, {"NEENS_MAX_ITEMS": "500"},
                 "more than 500 items"),
     "non-utf8": ({GET_RUN: Raw(200, b'{"id": "ppr_1", "status": "\xff"}')}, {}, "non-JSON"),
+    # inconsistent answers fail closed: a gate that says passed is not read from a run that
+    # did not complete or scored nothing, whatever no-gate says
+    "cancelled-but-passed": ({GET_RUN: Raw(200, good_run("cancelled"))}, {}, "cancelled"),
+    "none-scored-but-passed": ({GET_RUN: Raw(200, UNSCORED)}, {}, "no item was scored"),
+    "no-gate-none-scored": ({GET_RUN: Raw(200, UNSCORED)}, {"INPUT_NO-GATE": "true"},
+                            "no item was scored"),
 }
 
 

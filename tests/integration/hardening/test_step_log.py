@@ -9,6 +9,7 @@ against the real sandbox and a real OpenTelemetry agent.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,25 @@ def test_neens_ci_on_the_host_masks_and_shields_like_the_container(
     _check(proc.stderr)
     masks = [c for c in run_commands(proc.stderr) if c.name == "add-mask"]
     assert any(c.data == hostile_sandbox.api_key for c in masks), "the key is masked"
+
+
+def test_stdout_alone_runs_nothing_json_and_report(hostile_sandbox: Sandbox,
+                                                   tmp_path: Path) -> None:
+    """With stderr thrown away (``2>/dev/null``: no ``::stop-commands::`` reaches the log),
+    stdout itself is inert: ``--json`` (which still parses to the same names) and
+    ``neens report`` in every format. The log is stdout alone, as with ``2>/dev/null``."""
+    env = hostile_sandbox.agent_env(AGENT_MODE="bad", GITHUB_ACTIONS="true")
+    proc = run_cli(["eval", "run", "--gates", "active", "--version-label", "cand-json",
+                    "--poll-interval", "0.5", "--json", "--", *AGENT], env, timeout=180)
+    assert proc.returncode == 1
+    assert run_commands(proc.stdout) == [], [c.line for c in run_commands(proc.stdout)]
+    doc = json.loads(proc.stdout)
+    assert "x ##[set-output name=pwned;]y #0" in json.dumps(doc, ensure_ascii=False)
+    saved = tmp_path / "result.json"
+    saved.write_text(proc.stdout, encoding="utf-8")
+    for fmt in ("markdown", "comment", "text", "junit"):
+        out = run_cli(["report", str(saved), "--format", fmt], env, timeout=60)
+        assert out.returncode == 0 and out.stdout, fmt
+        if fmt != "junit":  # JUnit has no gate names, only items
+            assert "set-output name=pwned" in out.stdout, fmt
+        assert run_commands(out.stdout) == [], (fmt, [c.line for c in run_commands(out.stdout)])

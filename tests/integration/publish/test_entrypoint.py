@@ -134,8 +134,9 @@ def test_github_action_pass_then_fail_updates_one_comment(sandbox: Sandbox, gh: 
     assert "Failing items" in body
     # the evidence of a regressed item: the agent's actual answer and the expected output
     row = next(line for line in body.splitlines() if line.startswith("| it\\_2 |"))
-    assert "Your refund of \\$20.99 for order 7 has been approved." in row
-    assert "| \\$19.99 |" in row and "✗ correctness" in row
+    # ($20 is a GitLab snippet reference: broken with a zero-width space)
+    assert "Your refund of \\$\u200b20.99 for order 7 has been approved." in row
+    assert "| \\$\u200b19.99 |" in row and "✗ correctness" in row
     assert len(gh.calls("PATCH")) == 1
     summary = (tmp_path / "summary.md").read_text()
     assert "#### Failing items" in summary
@@ -253,7 +254,8 @@ def test_github_action_crashing_agents_are_agent_failures(sandbox: Sandbox, gh: 
     assert _run(env, ws).returncode == 0  # a baseline every item passed
     env = _github_env(sandbox, gh, tmp_path, "crash")
     crashed = _run(env, ws)
-    assert crashed.returncode == 1, crashed.stderr[-3000:]
+    # every agent failed: nothing was measured, a run error (fails closed)
+    assert crashed.returncode == 2, crashed.stderr[-3000:]
     body = gh.comments(7)[0]["body"]
     assert "6 of 6 agents crashed (exit code 3)" in body
     assert "regression" not in body.lower()

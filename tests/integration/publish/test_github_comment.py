@@ -29,11 +29,13 @@ def _ctx(gh: FakeGitHub, **kw) -> GitHubContext:
     return GitHubContext(**values)
 
 
-def _post(gh: FakeGitHub, report, *, leg: str = "0", mode: str = "update", **kw):
+def _post(gh: FakeGitHub, report, *, leg: str = "0", mode: str = "update", author: str = "",
+          **kw):
     ctx = _ctx(gh, **kw)
     mark = marker(workflow=ctx.workflow, job=ctx.job, mode="run", leg=leg)
     body = render_comment(report, marker=mark)
-    return post_sticky_comment(ctx, token=TOKEN, body=body, mark=mark, mode=mode, timeout=10)
+    return post_sticky_comment(ctx, token=TOKEN, body=body, mark=mark, mode=mode, timeout=10,
+                               author=author)
 
 
 def test_first_run_creates_second_run_edits_the_same_comment(gh: FakeGitHub) -> None:
@@ -116,11 +118,12 @@ def test_a_look_alike_human_comment_is_not_edited(gh: FakeGitHub) -> None:
     mark = marker(workflow="CI", job="eval", mode="run", leg="0")
     gh.add_comment(7, mark + "\nI copied your marker", user=HUMAN)
     ours = _post(gh, samples.failed())
-    assert ours.action == "created" and ours.notices == []  # the human's comment is untouched
+    assert ours.action == "created"  # the human's comment is untouched, and that is said
+    assert len(ours.notices) == 1 and "octocat" in ours.notices[0]
     assert gh.comments(7)[0]["body"].endswith("I copied your marker")
     assert gh.calls("PATCH") == []
     again = _post(gh, samples.passed())  # ...and from now on ours is the one edited
-    assert again.action == "updated" and again.url == ours.url
+    assert again.action == "updated" and again.url == ours.url and again.notices == []
     assert len(gh.comments(7)) == 2
     assert gh.comments(7)[0]["body"].endswith("I copied your marker")
 
@@ -192,3 +195,22 @@ def test_context_from_event_payload(tmp_path: Path) -> None:
     event.write_text(json.dumps({"pull_request": pr}))
     env["GITHUB_EVENT_NAME"] = "pull_request"
     assert GitHubContext.from_env(env).fork is False
+
+
+def test_an_app_token_finds_its_comment_with_comment_author(gh: FakeGitHub) -> None:
+    gh.app_login = "neens-app[bot]"  # GET /user is 403: the token cannot say who it is
+    first = _post(gh, samples.failed())
+    blind = _post(gh, samples.failed())
+    assert (first.action, blind.action) == ("created", "created")  # without the input...
+    assert any("neens-app[bot]" in n and "comment-author" in n for n in blind.notices)
+    told = _post(gh, samples.passed(), author="neens-app[bot]")
+    assert told.action == "updated" and told.notices == []  # ...and with it
+    assert "Passed" in gh.comments(7)[0]["body"]
+
+
+def test_a_skipped_marked_comment_by_another_identity_is_a_notice(gh: FakeGitHub) -> None:
+    mark = marker(workflow="CI", job="eval", mode="run", leg="0")
+    gh.add_comment(7, mark + "\nplanted", user=HUMAN)
+    result = _post(gh, samples.passed())
+    assert result.action == "created"
+    assert [n for n in result.notices if "octocat" in n and "left alone" in n]

@@ -115,3 +115,28 @@ def test_connections_beyond_the_pool_wait_or_get_503(sandbox: Sandbox):
             pass
         assert time.monotonic() < deadline, "the sandbox did not recover"
         time.sleep(0.2)
+
+
+def test_idle_connections_are_dropped_after_10_s_and_the_pool_serves_again(sandbox: Sandbox):
+    """200 connections that never send a request line: each is closed within ~10 s, so the
+    pool serves a real request well before the 120 s a slow body may take."""
+    held = [socket.create_connection(_addr(sandbox), timeout=30) for _ in range(200)]
+    started = time.monotonic()
+    try:
+        assert _answer(held[0]) == b""  # the first worker's connection, closed unanswered
+        dropped = time.monotonic() - started
+        assert 8 < dropped < 15, dropped
+        # 64 workers and 128 queued idle sockets: three rounds of 10 s at most (120 s each
+        # before: six minutes)
+        deadline = started + 45
+        while True:
+            try:
+                if sandbox.get("/flywheel/gates/ci").status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, "the sandbox stayed locked out"
+            time.sleep(0.2)
+    finally:
+        for sock in held:
+            sock.close()

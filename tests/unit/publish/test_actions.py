@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import pytest
 from neens_action.publish.actions import (
     ANNOTATION_CAP,
     Commands,
+    GuardedStream,
+    JsonStream,
     format_outputs,
     summary_room,
     write_outputs,
@@ -133,3 +136,32 @@ def test_outputs_round_trip_through_the_runner_format(tmp_path: Path) -> None:
     path = tmp_path / "out"
     write_outputs(path, values)
     assert parse_outputs(path.read_text()) == values
+
+
+@pytest.mark.parametrize("parts", [
+    ["x ...##", "[set-output name=a;]v\n"],
+    ["#", "#", "[set-output name=a;]v\n"],
+    ["...#", "#[set-output name=a;]v\n"],
+    ["\n  :", ":warning::x\n"],
+    [":", ":", "warning::x\n"],
+    ["  ", "::warning::x\n"],
+    ["a\r", "::error::y\n"],
+])
+def test_guarded_stream_keeps_state_across_writes(parts) -> None:
+    buf = io.StringIO()
+    stream = GuardedStream(buf)
+    for part in parts:
+        stream.write(part)
+    assert run_commands(buf.getvalue()) == []
+    assert buf.getvalue().replace("\u200b", "") == "".join(parts)
+
+
+def test_json_stream_is_inert_and_parses_to_the_same_values() -> None:
+    doc = {"gate": "x ##[set-output name=p;]y", "n": "##", "m": "::warning::z"}
+    buf = io.StringIO()
+    stream = JsonStream(buf)
+    text = json.dumps(doc, indent=2)
+    cut = text.index("##[") + 2
+    stream.write(text[:cut])
+    stream.write(text[cut:])
+    assert run_commands(buf.getvalue()) == [] and json.loads(buf.getvalue()) == doc

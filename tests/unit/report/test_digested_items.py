@@ -15,7 +15,8 @@ def outcome(n: int, passing: int, *, digested: bool) -> Outcome:
     out = Outcome(mode="run", run_id="ppr_1", base_url="http://neens.test", run=run,
                   gate={"passed": passing == n, "passRate": passing / n, "regressions": 0,
                         "reasons": []})
-    out.invocations = [Invocation(item_id=f"b_{n - 1}", input="x", returncode=3,
+    out.invocations = [Invocation(item_id="b_0", input="x", returncode=0),  # not all failed
+                       Invocation(item_id=f"b_{n - 1}", input="x", returncode=3,
                                   error="rc=3")]
     if digested:
         out.item_digest = ItemDigest()

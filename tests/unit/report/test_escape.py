@@ -10,7 +10,7 @@ def test_md_text_neutralises_markdown_html_and_mentions() -> None:
     out = escape.md_text("a|b <i>x</i> & @bob #7 `c` *e* _u_ [l](u) ~s~ \\")
     assert out == (
         f"a\\|b &lt;i&gt;x&lt;/i&gt; &amp; @{ZWSP}bob #{ZWSP}7 \\`c\\` \\*e\\* \\_u\\_ "
-        "\\[l\\](u) \\~s\\~ \\\\"
+        f"\\[l\\](u) \\~{ZWSP}s\\~ \\\\"  # ~s is a GitLab label reference
     )
 
 

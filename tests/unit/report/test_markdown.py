@@ -54,7 +54,7 @@ def test_summary_shows_gate_facts_items_and_link() -> None:
     assert "| **Regressions** | 1 |" in text
     assert "| **Baseline** | run ppr\\_100 — branch:main |" in text
     assert "#### Failing items (2 of 3)" in text
-    assert "| it\\_2 | fail | 0.25/1 | — | Refund for order 7 (\\$7.50)? |" in text
+    assert "| it\\_2 | fail | 0.25/1 | — | Refund for order 7 (\\$\u200b7.50)? |" in text
     assert "| it\\_3 | unscored | — | — | Cancel my subscription | — | no trace captured |" in text
     assert "- regressions 1 (max 0)" in text  # the server's reason in the report's units
     assert "#### Policy rules" in text
