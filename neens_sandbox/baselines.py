@@ -2,8 +2,8 @@
 baseline verdict of each candidate item.
 
 Wire (request): ``{"kind": "branch", "value": NAME}``, ``{"kind": "preprod_run", "value": ID}``,
-``{"kind": "prod_window", "range": "7d"}``; E8's ``?baseline=`` takes the CLI spelling
-(``branch:main``, ``run:ID``, ``prod``, ``prod:30d``). Resolved (decision 8):
+``{"kind": "prod_window", "range": "7d"}``; the comparison's ``?baseline=`` takes the CLI spelling
+(``branch:main``, ``run:ID``, ``prod``, ``prod:30d``). Resolved:
 ``{"kind": "preprod_run", "runId": ID, "value": ID}`` or ``{"kind": "prod_window",
 "range": R}``, with ``baselineResolution = {requested, resolved, resolvedRunId, detail}``
 for branch and run requests (null for production windows).
@@ -28,7 +28,7 @@ GOOD = ("completed", "completed_with_regressions")
 
 
 def parse_spec(text: str) -> dict[str, Any]:
-    """CLI spelling -> wire object (E8 ``?baseline=``). 422 when unrecognised."""
+    """CLI spelling -> wire object (the comparison's ``?baseline=``). 422 when unrecognised."""
     text = text.strip()
     if text.startswith("run:"):
         return {"kind": "preprod_run", "value": text[4:]}

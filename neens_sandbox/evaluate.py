@@ -1,10 +1,13 @@
 """Run-level figures computed from a run record and its items (pure functions).
 
 * :func:`aggregate` — passRate (passed / all snapshotted items), avgScore, counts;
-* :func:`comparison` — E8: regressions, newPasses, matrix, deltas, traits (§4.7);
-* :func:`gate_rows` — per-eval-gate rows (§4.6.2);
-* :func:`gate_verdict` — E7 (§4.6, decision 6, §11.8) incl. server-side ``gate.cost`` rules;
-* :func:`metrics` — E9 per-metric rollup.
+* :func:`comparison` — ``GET /preprod-evals/{id}/comparison``: regressions, newPasses, matrix,
+  deltas, traits;
+* :func:`gate_rows` — per-eval-gate rows;
+* :func:`gate_verdict` — ``GET /preprod-evals/{id}/gate``: passes unless no item was scored,
+  the run failed, an enforced eval gate fails or has no data, or a server-side ``gate.cost``
+  rule fails;
+* :func:`metrics` — ``GET /preprod-evals/{id}/metrics``: per-metric rollup.
 
 A run record and items are the dicts produced by ``runs_api.load_run``. ``cohort`` is the
 baseline verdict per item from ``baselines.cohort``.

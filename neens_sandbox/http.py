@@ -81,7 +81,7 @@ class Route:
     method: str
     pattern: str
     handler: Handler
-    auth: bool = True  # every spec route is authenticated; kept for future public routes
+    auth: bool = True  # every route is authenticated; kept for future public routes
     chaos: bool = True  # fault injection applies (never for the OTLP receiver)
     regex: re.Pattern[str] = field(init=False)
 

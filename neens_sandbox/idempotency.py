@@ -1,5 +1,6 @@
-"""``Idempotency-Key`` for the sandbox's creates: a run (E1), a sweep (E13), a scenario suite
-(E17) and a suite launch (E20, which creates a run). A repeated key answers what the first
+"""``Idempotency-Key`` for the sandbox's creates: a run (``POST /preprod-evals``), a sweep
+(``POST /model-sweeps``), a scenario suite (``POST /scenario-suites``) and a suite launch
+(``POST /scenario-suites/{id}/launch``, which creates a run). A repeated key answers what the first
 create made instead of making another, and ``GET <collection>?idempotency_key=K`` lists it,
 so a client whose create timed out can find what it made (table ``create_keys``)."""
 

@@ -1,4 +1,4 @@
-"""Push mode (decision 11): the sandbox calls the run's ``agent_http`` connection per item.
+"""Push mode: the sandbox calls the run's ``agent_http`` connection per item.
 
 Request: ``POST <url>`` JSON ``{"input", "item_id", "run_id", "version_label", "model"?}``
 with the connection's headers, a 60 s timeout (``timeout_s`` in the seed). Reply:
@@ -7,9 +7,10 @@ with the connection's headers, a 60 s timeout (``timeout_s`` in the seed). Reply
 A non-2xx, a timeout or a malformed reply makes that item unscored with the error; every item
 failing => the run ``failed``.
 
-``trigger`` (E5) answers the terminal run (inline, default) or ``running`` with the work in a
-background thread (``serve --push-async``); ``resume`` restarts unfinished push runs after a
-server restart. 409 for a pull run or a run not ``awaiting_traces``.
+``trigger`` (``POST /preprod-evals/{id}/run``) answers the terminal run (inline, default) or
+``running`` with the work in a background thread (``serve --push-async``); ``resume`` restarts
+unfinished push runs after a server restart. 409 for a pull run or a run not
+``awaiting_traces``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scenario generation for the sandbox's scenario suites (spec section 14, decision 13).
+"""Scenario generation for the sandbox's scenario suites (docs/stress.md).
 
 Pure logic plus one HTTP call per (failure mode, LLM strategy) to an OpenAI-compatible
 chat-completions endpoint. Nothing here touches the database: the route module stores what
@@ -75,7 +75,8 @@ class SuiteOptions:
 
 
 def parse_options(body: Mapping[str, Any], base: SuiteOptions | None = None) -> SuiteOptions:
-    """Validate the optional generation knobs of E17/E19; missing keys keep ``base``."""
+    """Validate the optional generation knobs of a suite create or regenerate; missing keys
+    keep ``base``."""
     opts = SuiteOptions() if base is None else SuiteOptions(**vars(base))
     if body.get("per_mode") is not None:
         per_mode = body["per_mode"]
@@ -119,7 +120,8 @@ def parse_options(body: Mapping[str, Any], base: SuiteOptions | None = None) -> 
 
 
 def parse_create(body: Any) -> tuple[str, list[str], SuiteOptions]:
-    """Validate an E17 body: ``(name, failure_mode_ids, options)``."""
+    """Validate a suite create body (``POST /scenario-suites``): ``(name, failure_mode_ids,
+    options)``."""
     if not isinstance(body, dict):
         raise SuiteInputError("the request body must be a JSON object")
     name = body.get("name")

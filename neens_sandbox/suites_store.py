@@ -43,7 +43,7 @@ register_schema("suites", [
 
 LLM_CONNECTION_ID = "llm"  # the seed's `llm` section, as a connection id
 LAUNCH_REFUSED = ("dataset_id", "dataset_version_id", "gates", "gates_policy")
-# what a launch passes on to the run create (E1 field names)
+# what a launch passes on to the run create (``POST /preprod-evals`` field names)
 LAUNCH_FIELDS = ("version_label", "name", "runner_mode", "agent_connection_id",
                  "judge_deployment_ids", "baseline", "gate", "git_sha", "branch", "pr_number",
                  "pr_url", "repo", "source")
@@ -305,7 +305,8 @@ def suite_version(ctx: Context, suite_id: str) -> tuple[str, str]:
 
 
 def launch_suite(ctx: Context, suite_id: str, body: dict[str, Any]) -> str:
-    """E20: an ordinary pre-prod run over the suite's golden version; returns the run id."""
+    """``POST /scenario-suites/{id}/launch``: an ordinary pre-prod run over the suite's golden
+    version; returns the run id."""
     for key in LAUNCH_REFUSED:
         if key in body:
             raise ApiError(422, f"{key} cannot be set on a launch: a stress test runs over "

@@ -1,4 +1,5 @@
-"""Model-sweep request validation and the cost estimate (E12, and the pre-flight of E13).
+"""Model-sweep request validation and the cost estimate (``POST /model-sweeps/preview``,
+and the pre-flight of ``POST /model-sweeps``).
 
 :func:`resolve_request` validates a preview/create body (camelCase) completely and returns
 a :class:`SweepPlan`; :func:`estimate` prices it with the seeded pricing table. A model with
@@ -142,7 +143,7 @@ def _target(ctx: Context, body: dict[str, Any]) -> tuple[str | None, str, str | 
 
 
 def resolve_request(ctx: Context, body: Any) -> SweepPlan:
-    """Validate an E12/E13 body (camelCase) and pin everything the arms will share."""
+    """Validate a sweep preview/create body (camelCase) and pin everything the arms will share."""
     if not isinstance(body, dict):
         raise ApiError(422, "the request body must be a JSON object")
     arms, mode = _arms(ctx, body.get("arms"))

@@ -1,4 +1,4 @@
-"""Model-sweep figures and the verdict (spec 4.12, 11.12, decision 12): pure functions.
+"""Model-sweep figures and the verdict of ``GET /model-sweeps/{id}/comparison``: pure functions.
 
 Input is plain data read by ``sweeps_store``: the arms in position order, and one *case* per
 arm x rep x item ``{armId, rep, itemId, passed, session}`` (``session`` as stored by the run

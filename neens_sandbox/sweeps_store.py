@@ -56,7 +56,8 @@ def preview(ctx: Context, body: Any) -> dict[str, Any]:
 
 
 def create(ctx: Context, body: Any) -> str:
-    """E13: validate, refuse over budget / ceiling (422), create the sweep and its runs."""
+    """``POST /model-sweeps``: validate, refuse over budget / ceiling (422), create the sweep
+    and its runs."""
     if not isinstance(body, dict):
         raise ApiError(422, "the request body must be a JSON object")
     name = _required_text(body, "name")
@@ -233,7 +234,7 @@ def _arm_state(arm: dict[str, Any], k: int) -> dict[str, Any]:
 
 
 def view(ctx: Context, sweep_id: str, sweep: dict[str, Any] | None = None) -> dict[str, Any]:
-    """E14: the sweep object (spec 4.11), reconciled with its child runs."""
+    """``GET /model-sweeps/{id}``: the sweep object, reconciled with its child runs."""
     sweep = sweep or reconcile(ctx, sweep_id)
     k = sweep["pass_k"]
     arms = []
@@ -288,7 +289,8 @@ def _baseline(sweep: dict[str, Any], raw: str | None) -> dict[str, Any]:
 
 
 def comparison(ctx: Context, sweep_id: str, query: dict[str, str]) -> dict[str, Any]:
-    """E15 (spec 4.12): per-arm figures, the verdict, per-agent verdicts, warnings."""
+    """``GET /model-sweeps/{id}/comparison``: per-arm figures, the verdict, per-agent
+    verdicts, warnings."""
     sweep = reconcile(ctx, sweep_id)
     bar = _bar(sweep, query.get("bar"))
     baseline = _baseline(sweep, query.get("baselineArm"))
@@ -331,7 +333,8 @@ def comparison(ctx: Context, sweep_id: str, query: dict[str, str]) -> dict[str, 
 
 
 def cancel(ctx: Context, sweep_id: str) -> dict[str, Any]:
-    """E16: the sweep and every non-terminal child run => cancelled (409 when terminal)."""
+    """``POST /model-sweeps/{id}/cancel``: the sweep and every non-terminal child run =>
+    cancelled (409 when terminal)."""
     sweep = reconcile(ctx, sweep_id)
     if sweep["status"] in TERMINAL:
         raise ApiError(409, f"sweep {sweep_id} is already {sweep['status']}")

@@ -1,11 +1,13 @@
-"""``neens stress``: scenario suites generated from failure modes (issue 9). Thin: parse flags,
-call the flow functions in ``flows/stress.py``, print, exit.
+"""``neens stress``: scenario suites generated from failure modes (docs/stress.md). Thin: parse
+flags, call the flow functions in ``flows/stress.py``, print, exit.
 
-- ``generate NAME --failure-mode ID...``: E17; prints the suite id on stdout (``--wait``
-  polls until ready; a failed generation exits 2 with the server's reason).
+- ``generate NAME --failure-mode ID...``: ``POST /scenario-suites``; prints the suite id on
+  stdout (``--wait`` polls until ready; a failed generation exits 2 with the server's reason).
 - ``get SUITE``: status and the scenario table (exit 2 when the generation failed).
-- ``regenerate SUITE [overrides]``: E19 (a fresh golden version).
-- ``launch SUITE``: E20 with the pre-prod knobs; prints the run id on stdout.
+- ``regenerate SUITE [overrides]``: ``POST /scenario-suites/{id}/regenerate`` (a fresh
+  golden version).
+- ``launch SUITE``: ``POST /scenario-suites/{id}/launch`` with the pre-prod knobs; prints the
+  run id on stdout.
 - ``run``: generate (or ``--suite-id``), wait, launch, drive like ``eval run`` / ``eval
   push``, gate. Exit codes: 0 gate passed, 1 gate failed, 2 run error or bad input, 130.
 """

@@ -3,7 +3,7 @@
 Thin: parse and validate the flags into :class:`~neens_action.settings.sweep.SweepSettings`, then
 run the command's job (``sweep-preview`` ... ``sweep-run``, see ``neens_action.jobs``) through the
 one pipeline: text block on stderr, ``--json`` document on stdout, the exit code of
-``verdict.decide_sweep`` (spec 8.4 / 8.5). Bad input is one line on stderr and exit 2.
+``verdict.decide_sweep`` (the table in docs/sweep.md). Bad input is one line on stderr and exit 2.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 MARKER_PREFIX = "<!-- neens-eval-action"
 DOTENV_LIMIT = 5 * 1024  # GitLab rejects dotenv reports of 5 KB or more
 DOTENV_MAX_KEYS = 20  # GitLab's default cap on variables per dotenv report
-NOTE_LIMIT_CHARS = 65_536  # ours: one screen of summary is plenty (GitLab allows 1,000,000)
 MAX_PAGES = 100  # 10,000 notes: a deadline on pagination, not a real-world limit
 _KEY = re.compile(r"^[A-Za-z0-9_]+$")
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
 
 REQUEST_TIMEOUT = 30.0  # seconds per request
-RETRIES = 5  # safe calls; chaos-tested (issue 10): 6 attempts, ~8 s of backoff
+RETRIES = 5  # safe calls; tests/integration/test_chaos.py: 6 attempts, ~8 s of backoff
 # setting -> the variable it falls back to when its flag is not given
 CONNECTION_ENV = CONNECTION_NAMES.env()
 

@@ -85,7 +85,7 @@ RUN_RULES: Rules = {
 
 
 def parse_baseline(spec: str | None) -> dict[str, str] | None:
-    """``--baseline`` spec -> wire object (spec 4.1.2); None when not given.
+    """``--baseline`` spec -> wire object (``{"kind": ..., ...}``); None when not given.
 
     Unlike the reference (which silently sends nothing), an unrecognised or empty spec is a
     usage error here: a typo must not quietly change what the build is compared with.
@@ -115,7 +115,8 @@ def parse_baseline(spec: str | None) -> dict[str, str] | None:
 
 
 def parse_gates(value: str | list[str] | None) -> str | list[str] | None:
-    """``--gates`` / ``NEENS_GATES`` -> ``"active"``, a list of gate ids, or None (spec 4.3)."""
+    """``--gates`` / ``NEENS_GATES`` -> ``"active"``, a list of gate ids, or None
+    (the run create body's ``gates``)."""
     if value is None:
         return None
     if isinstance(value, list):

@@ -1,4 +1,4 @@
-"""The sharding flags of ``neens eval run`` (issue 10), checked before any request.
+"""The sharding flags of ``neens eval run`` (docs/sharding.md), checked before any request.
 
 ``--only-create`` (step ``create``), ``--shard I/N`` / ``--no-start`` (step ``shard``) and
 ``--finish`` (step ``finish``); :func:`step_of` says which job a settings object selects, and

@@ -1,5 +1,5 @@
 """Settings of the sweep commands (``neens sweep preview|start|get|decide|run``) and of
-``mode: sweep``: one typed object, plus the arm, target and body parsing (spec 7.4, 8.4, 8.5).
+``mode: sweep``: one typed object, plus the arm, target and body parsing (docs/sweep.md).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def sweep_body(
     version_label: str | None = None,
     budget_usd: float | None = None,
 ) -> dict[str, Any]:
-    """The E12/E13 body (camelCase; unset fields omitted, never null)."""
+    """The body of a sweep preview or create (camelCase; unset fields omitted, never null)."""
     body: dict[str, Any] = {"arms": arms, **target}
     if name is not None:
         body["name"] = name
@@ -149,9 +149,10 @@ def check_budget(value: float | None) -> None:
 
 @dataclass
 class SweepSettings(Connection):
-    """Everything one sweep command needs. :meth:`validate` builds ``body``, the E12/E13 body
-    (preview, start, ``run --create``, ``mode: sweep``), from the create fields; ``sweep_id``
-    names an existing sweep (get, decide, ``run --sweep-id``)."""
+    """Everything one sweep command needs. :meth:`validate` builds ``body``, the body of
+    ``POST /model-sweeps/preview`` and ``POST /model-sweeps`` (preview, start, ``run --create``,
+    ``mode: sweep``), from the create fields; ``sweep_id`` names an existing sweep (get, decide,
+    ``run --sweep-id``)."""
 
     NAMES: ClassVar[Names] = SWEEP_NAMES
     RULES: ClassVar[Rules] = SWEEP_RULES
@@ -232,7 +233,7 @@ class SweepSettings(Connection):
                                           "was created with"], lead=False)
 
     def create_body(self) -> dict[str, Any]:
-        """The checked E12/E13 body of a new sweep."""
+        """The checked preview/create body of a new sweep."""
         name = self.name.strip() if self.name else None
         label = self.version_label.strip() if self.version_label else None
         return sweep_body(

@@ -1,4 +1,4 @@
-"""Eval gates: E11 ``GET /flywheel/gates/ci`` (active gates only). Gates are seeded
+"""Eval gates: ``GET /flywheel/gates/ci`` (active gates only). Gates are seeded
 (``eval_gates`` table, core schema); their frozen items are dataset versions."""
 
 from __future__ import annotations

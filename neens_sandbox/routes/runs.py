@@ -1,4 +1,4 @@
-"""Pre-prod runs: E1-E10 (``/preprod-evals``). Tables: ``runs``, ``run_items``."""
+"""Pre-prod runs: ``/preprod-evals`` and everything under it. Tables: ``runs``, ``run_items``."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ VERDICTS = ("passed", "warned", "blocked", "errored")
 
 
 def create(req: Request) -> Response:
-    """E1. With an ``Idempotency-Key`` header, a repeated create answers the run the first
-    one made (200) instead of creating another (lookup: ``GET /preprod-evals?idempotency_key=``)."""
+    """``POST /preprod-evals``. With an ``Idempotency-Key`` header, a repeated create answers
+    the run the first one made (200) instead of creating another (lookup:
+    ``GET /preprod-evals?idempotency_key=``)."""
     body = req.json(required=True)
     run_id, created = idempotency.create_once(req, "runs",
                                               lambda: runs_api.create_run(req.ctx, body))

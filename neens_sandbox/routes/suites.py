@@ -1,6 +1,7 @@
-"""Scenario suites (stress tests): E17-E20 (``/scenario-suites``), spec decision 13.
+"""Scenario suites (stress tests): ``/scenario-suites`` and everything under it
+(docs/stress.md).
 
-Tables and logic live in ``sandbox/suites_store.py`` (importing it registers them).
+Tables and logic live in ``neens_sandbox/suites_store.py`` (importing it registers them).
 
 * ``Idempotency-Key`` on the create and the launch: a repeated key answers what the first
   one made (200); ``GET /scenario-suites?idempotency_key=K`` -> ``{"suites": [...]}`` (a
@@ -45,7 +46,7 @@ def regenerate(req: Request) -> Response:
 
 def launch(req: Request) -> Response:
     body = req.json(required=True)
-    run_id, created = idempotency.create_once(  # a run: found by the E1 lookup
+    run_id, created = idempotency.create_once(  # a run: found by the run-create lookup
         req, "runs", lambda: suites_store.launch_suite(req.ctx, req.params["id"], body))
     return Response(201 if created else 200, runs_api.run_view(req.ctx, run_id))
 

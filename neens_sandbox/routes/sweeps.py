@@ -1,5 +1,5 @@
-"""Model sweeps: E12-E16 (``/model-sweeps``). Tables: ``sweeps``, ``sweep_arms``,
-``sweep_runs``. The logic lives in ``sandbox/sweeps_store.py`` (state), ``sweeps_estimate.py``
+"""Model sweeps: ``/model-sweeps`` and everything under it. Tables: ``sweeps``, ``sweep_arms``,
+``sweep_runs``. The logic lives in ``neens_sandbox/sweeps_store.py`` (state), ``sweeps_estimate.py``
 (validation, pricing) and ``sweeps_stats.py`` (figures and verdict)."""
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def preview(req: Request) -> dict[str, Any]:
 
 
 def create(req: Request) -> Response:
-    """E13; with an ``Idempotency-Key`` a repeated create answers the first sweep (200)."""
+    """``POST /model-sweeps``; with an ``Idempotency-Key`` a repeated create answers the first
+    sweep (200)."""
     body = req.json(required=True)
     sweep_id, created = idempotency.create_once(req, "sweeps",
                                                 lambda: store.create(req.ctx, body))

@@ -1,10 +1,10 @@
-"""E21 ``POST /v1/traces``, ``/v1/logs`` and ``/v1/metrics``: the OTLP/HTTP receiver (protobuf
+"""``POST /v1/traces``, ``/v1/logs`` and ``/v1/metrics``: the OTLP/HTTP receiver (protobuf
 and JSON, authenticated like every route). Spans and log records are stored by
 ``neens_sandbox.spans``; log records feed the content reading (GenAI events carry the answer
 there when an instrumentation is set to capture content as events). Metrics are checked and
 dropped, so an exporter that sends them gets no error.
 
-Correlation (decision 14): ``neens.eval_run_id`` + ``neens.dataset_item_id`` from the
+Correlation: ``neens.eval_run_id`` + ``neens.dataset_item_id`` from the
 resource attributes, else from the span's own attributes; values are percent-decoded. A
 ``neens.version_label`` different from the run's label still links (the run records
 ``labelMismatch``). Old-brand ``beacon.*`` attributes correlate to nothing and stamp

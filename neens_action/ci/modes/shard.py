@@ -1,5 +1,5 @@
 """CI modes ``create``, ``shard`` and ``finish``: one run replayed across matrix legs
-(issue 10; the flows are in ``neens_action/flows/shard.py``).
+(docs/sharding.md; the flows are in ``neens_action/flows/shard.py``).
 
 - ``mode: create``: create the run (``dataset``, ``version-label`` (default the short
   commit), ``baseline``, gate knobs, ``gate-policy``, ``gates``) and expose its id as the
@@ -73,7 +73,8 @@ def _plan(ctx: CiContext, step: str, settings: EvalRunSettings,
 
 
 def plan_create(ctx: CiContext) -> Plan:
-    """``mode: create``: E1 only; the ``run-id`` output feeds the shard and finish jobs."""
+    """``mode: create``: the run create (``POST /preprod-evals``) only; the ``run-id`` output
+    feeds the shard and finish jobs."""
     common.check_mode_inputs(ctx, "create")
     policy = common.policy_from_inputs(ctx)
     declared = common.declares_gates(policy)
