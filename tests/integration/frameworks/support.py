@@ -77,6 +77,7 @@ def stored_payload(sandbox: Sandbox, run_id: str, item_id: str) -> dict[str, Any
             "traceId": r["trace_id"], "spanId": r["span_id"], "parentSpanId": r["parent_span_id"],
             "name": r["name"], "startNs": r["start_ns"], "endNs": r["end_ns"],
             "attributes": json.loads(r["attributes"]), "resource": json.loads(r["resource"]),
+            "scope": r["scope"],
         } for r in con.execute("SELECT * FROM spans WHERE run_id = ? AND item_id = ? "
                                "ORDER BY start_ns, span_id", (run_id, item_id))]
         events = [{
