@@ -34,7 +34,7 @@ from typing import Any
 
 from neens_action.agents import portable
 from neens_action.agents.launcher import Child, Launch, choose_launch
-from neens_action.agents.proc import OutputTail, feed, fmt_secs, read_output
+from neens_action.agents.proc import OK_TAIL, OutputTail, feed, fmt_secs, read_output
 from neens_action.outcome import Invocation
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
@@ -272,8 +272,7 @@ class Runner:
             error = f"still running {self.drain:g}s after SIGKILL (exit status not read)"
         inv = self._invocation(job, returncode=rc, duration_s=duration, timed_out=timed_out,
                                error=error)
-        if self.keep_output or not inv.ok:
-            inv.output = tail.text()
+        inv.output = tail.text() if self.keep_output or not inv.ok else tail.text()[-OK_TAIL:]
         return inv
 
     def _argv(self, env: Mapping[str, str]) -> Sequence[str]:

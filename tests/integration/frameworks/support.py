@@ -43,13 +43,17 @@ class QuickstartRun:
 
 def run_quickstart(sandbox: Sandbox, llm_url: str, name: str, *, label: str,
                    version: str = GOLDEN, record: str | None = None,
-                   workers: int | None = None, **env: str) -> QuickstartRun:
+                   workers: int | None = None, agent: list[str] | None = None,
+                   **env: str) -> QuickstartRun:
     """One ``neens eval run --create`` over ds_refunds with the quickstart as the agent
-    (``workers``: its worker.py in worker mode, ``--workers N``)."""
+    (``workers``: its worker.py in worker mode, ``--workers N``; ``agent``: another
+    command). The fake model serves OpenAI and Anthropic clients alike."""
     agent_env = sandbox.agent_env(OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="sk-fake-key",
-                                  **env)
+                                  ANTHROPIC_BASE_URL=llm_url.removesuffix("/v1"),
+                                  ANTHROPIC_API_KEY="sk-ant-fake-key", **env)
     parallel = ["--workers", str(workers)] if workers else ["--concurrency", "6"]
-    agent = command(name, "worker.py") if workers else command(name)
+    if agent is None:
+        agent = command(name, "worker.py") if workers else command(name)
     proc = run_cli(["eval", "run", "--create", "--dataset", "ds_refunds",
                     "--dataset-version-id", version, "--version-label", label,
                     *parallel, "--min-pass-rate", "1", "--timeout", "120",
