@@ -96,8 +96,10 @@ def stored_payload(sandbox: Sandbox, run_id: str, item_id: str) -> dict[str, Any
 
 
 def assert_good(run: QuickstartRun, *, steps: int = 1, count: int = 6,
-                wrapped: bool = False) -> None:
-    """Every item scored and passed; model, tokens, cost and steps as the trace says.
+                wrapped: bool = False, model: str = "gpt-4o-mini",
+                rates: tuple[float, float] = (0.15, 0.60)) -> None:
+    """Every item scored and passed; model, tokens, cost and steps as the trace says
+    (``rates``: the seeded USD per million input and output tokens of ``model``).
     ``wrapped``: the framework sends the question inside its own prompt, so the prompt tokens
     the fake model answered (its words) are more than the question's words; the caller
     compares them with the model's log."""
@@ -106,14 +108,14 @@ def assert_good(run: QuickstartRun, *, steps: int = 1, count: int = 6,
     assert len(run.items) == count
     for item_id, item in run.items.items():
         assert item["passed"] is True, (item_id, item)
-        assert item["model"] == "gpt-4o-mini", item
+        assert item["model"] == model, item
         # the fake model: prompt tokens = words of the user message, 10 completion tokens
         assert item["outputTokens"] == 10, item
         if wrapped:
             assert item["inputTokens"] > len(item["input"].split()), item
         else:
             assert item["inputTokens"] == len(item["input"].split()), item
-        expected = (item["inputTokens"] * 0.15 + item["outputTokens"] * 0.60) / 1e6
+        expected = (item["inputTokens"] * rates[0] + item["outputTokens"] * rates[1]) / 1e6
         assert abs(item["costUsd"] - expected) < 1e-12, item
         assert item["steps"] == steps, item
     first = run.items["it_1"]

@@ -120,6 +120,15 @@ def test_anthropic_sdk_and_openllmetry_count_one_call():
     assert session_from_spans(same, PRICING)["steps"] == 2
 
 
+def test_anthropic_sdk_own_tracing_in_content_mode():
+    """examples/frameworks/anthropic_sdk: one span, the answer in gen_ai.output.messages."""
+    spans, _ = _load("anthropic_sdk_content")
+    assert [s["scope"] for s in spans] == ["com.anthropic.sdk.python"]
+    assert "gen_ai.output.messages" in spans[0]["attributes"]
+    _check(_session("anthropic_sdk_content"), model="claude-haiku-4-5", tokens=(5, 10),
+           steps=1)
+
+
 def test_anthropic_sdk_default_tracing_has_no_answer():
     """metadata_only (the SDK's default) with messages.stream(): usage and model, no text."""
     session = _session("anthropic_no_content")
