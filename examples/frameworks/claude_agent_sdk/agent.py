@@ -18,7 +18,7 @@ from pathlib import Path
 # The settings that matter for Neens (see README.md); the CLI inherits them. Claude Code
 # exports nothing unless telemetry is on, its spans need the enhanced-telemetry beta, and the
 # answer text is "<REDACTED>" unless assistant responses are logged.
-for name, value in {
+os.environ.update({name: os.environ.get(name, value) for name, value in {
     "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
     "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
     "OTEL_TRACES_EXPORTER": "otlp",
@@ -27,8 +27,7 @@ for name, value in {
     "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",  # Neens receives OTLP over HTTP
     "OTEL_LOG_ASSISTANT_RESPONSES": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-}.items():
-    os.environ.setdefault(name, value)
+}.items()})
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
 
