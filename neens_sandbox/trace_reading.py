@@ -15,6 +15,12 @@ The conventions are listed in one table, ``docs/trace-conventions.md``; this mod
   events on spans or in OTLP log records), then ``output.value`` as a fallback. A tool call
   named ``final_result*`` (Pydantic AI's structured output) answers with its arguments.
   ``traceloop.entity.*`` (the serialized state of a workflow task) is never an answer.
+  Claude Code's own telemetry: ``span.type`` ``llm_request`` / ``tool`` spans, and the answer
+  in the ``claude_code.assistant_response`` log record (``response``);
+* the **final answer of an agent run** (:func:`final_answer_of`): a root OpenInference agent
+  span's plain ``output.value``, or a ``final_answer`` tool's (smolagents), preferred over a
+  model's intermediate text by ``sessions``. Which spans are not counted as model calls
+  (one call traced twice, a hollow model span): ``calls``.
 """
 
 from __future__ import annotations
