@@ -5,8 +5,9 @@ Two cases, both read from the spans alone (``docs/trace-conventions.md``, "Combi
 * **one call, two instrumentations**: the model client traces its own call and an
   instrumentation of that client traces it again (the Anthropic SDK's own
   ``anthropic.messages.create`` beside OpenLLMetry's ``anthropic.chat``). Two spans are one
-  call when they come from different instrumentation scopes, overlap in time, are siblings
-  (or parent and child), and state the same model and the same token usage. The one that
+  call when both are model calls, come from different instrumentation scopes, overlap in
+  time, are siblings (or parent and child), and state the same model and the same token
+  usage (an agent span's total is never one of them). The one that
   carries an answer is kept (else the one that started first); the other is not counted.
 * **a hollow model span**: a span marked as a model call that has neither an answer nor
   usage, beside (under the same parent as) a model call that has either (LlamaIndex's
@@ -53,7 +54,8 @@ def _same_call(a: Span, b: Span) -> bool:
 
 
 def _duplicates(spans: list[Span]) -> set[str]:
-    calls = sorted((s for s in spans if usage_of(s["attributes"]) != (None, None)),
+    calls = sorted((s for s in spans if span_kind(s["attributes"]) == "llm"
+                    and usage_of(s["attributes"]) != (None, None)),
                    key=lambda s: (s["startNs"], s["spanId"]))
     dropped: set[str] = set()
     for n, a in enumerate(calls):
