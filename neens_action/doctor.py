@@ -4,7 +4,9 @@
 2. the API key is accepted (an authenticated read);
 3. an OTLP traces endpoint is set in the environment the agents inherit;
 4. that endpoint is reachable and accepts the key (an empty OTLP/JSON export);
-5. the exporter headers carry the key (``OTEL_EXPORTER_OTLP[_TRACES]_HEADERS``).
+5. the exporter headers carry the key (``OTEL_EXPORTER_OTLP[_TRACES]_HEADERS``);
+6. the exporter protocol is OTLP over HTTP with protobuf (unset counts: the runner sets it);
+   gRPC and ``http/json`` are refused, with the fix.
 
 Each check is a plain function returning a :class:`Check`; the first failure of 1 or 2 stops
 the API checks (nothing after them can pass). The key is never printed.
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import requests
 
+from neens_action.agents.correlation import HTTP_PROTOBUF, PROTOCOL_VARS, otlp_protocol
 from neens_action.api.client import NeensClient
 from neens_action.errors import NeensApiError
 from neens_action.otlp import exporter_headers, origin_text, same_origin, traces_endpoint
@@ -128,6 +131,22 @@ def check_headers_carry_key(env: Mapping[str, str], api_key: str | None,
                  '$NEENS_API_KEY"')
 
 
+def check_protocol(env: Mapping[str, str]) -> Check:
+    name = "OTLP exporter protocol"
+    protocol = otlp_protocol(env)
+    if protocol == HTTP_PROTOBUF:
+        unset = not any(env.get(v, "").strip() for v in PROTOCOL_VARS)
+        return Check(name, True, HTTP_PROTOBUF + (" (unset: the runner sets it)" if unset
+                                                  else ""))
+    var = next(v for v in PROTOCOL_VARS if env.get(v, "").strip())
+    why = ("Neens receives OTLP over HTTP, not gRPC" if protocol.startswith("grpc")
+           else "Neens receives OTLP/HTTP with protobuf; the Python SDK refuses http/json "
+           "at start-up" if protocol == "http/json" else "not an OTLP/HTTP protocol")
+    return Check(name, False, f"{var}={protocol}: {why}",
+                 f"export {var}=http/protobuf (or unset it: the runner then sets "
+                 "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf for the agent)")
+
+
 def run_checks(client: NeensClient | None, base_url: str, api_key: str | None,
                env: Mapping[str, str]) -> list[Check]:
     checks = [check_base_url(base_url)]
@@ -139,6 +158,7 @@ def run_checks(client: NeensClient | None, base_url: str, api_key: str | None,
     checks.append(check_otlp_set(env))
     checks.append(check_otlp_accepts(env, base_url=base_url, api_key=api_key))
     checks.append(check_headers_carry_key(env, api_key, base_url))
+    checks.append(check_protocol(env))
     return checks
 
 

@@ -53,7 +53,8 @@ CORE_SCHEMA = [
 
 
 def register_schema(owner: str, statements: list[str]) -> None:
-    """Declare ``owner``'s tables/indexes (idempotent DDL). Call at import time."""
+    """Declare ``owner``'s tables/indexes (idempotent DDL; an ``ALTER TABLE ... ADD COLUMN``
+    that finds the column there already is skipped). Call at import time."""
     _SCHEMAS[owner] = list(statements)
 
 
@@ -97,7 +98,12 @@ class Database:
         with self.tx() as con:
             for statements in _SCHEMAS.values():
                 for sql in statements:
-                    con.execute(sql)
+                    try:
+                        con.execute(sql)
+                    except sqlite3.OperationalError as exc:
+                        # ALTER TABLE ... ADD COLUMN on a table that already has it
+                        if "duplicate column" not in str(exc):
+                            raise
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

@@ -26,7 +26,11 @@ def load_pricing(db: Database) -> dict[str, dict[str, float]]:
 
 def price(pricing: dict[str, dict[str, float]], model: str | None, input_tokens: Any,
           output_tokens: Any) -> float | None:
-    """USD for one call, or None when it cannot be priced."""
+    """USD for one call, or None when it cannot be priced. A provider-prefixed name
+    (``openai/gpt-4o-mini``, as LiteLLM names models) is priced as the model after the last
+    ``/`` when the whole name has no rate."""
+    if model and model not in pricing and "/" in model:
+        model = model.rsplit("/", 1)[1]
     if not model or model not in pricing:
         return None
     if not isinstance(input_tokens, (int, float)) and not isinstance(output_tokens, (int, float)):

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from neens_sandbox.calls import uncounted
 from neens_sandbox.scoring import price
 from neens_sandbox.trace_reading import (
     answer_of,
     event_answer,
     fallback_of,
+    final_answer_of,
     model_of,
     span_kind,
     usage_of,
@@ -41,11 +43,18 @@ def _with_usage_below(spans: list[Span]) -> set[str]:
 
 
 def _answer(spans: list[Span], events: Iterable[dict[str, Any]]) -> str | None:
-    """Root answers, else the latest model-call or event answer, else ``output.value``."""
+    """Root answers, else an agent run's final answer, else the latest model-call or event
+    answer, else ``output.value``."""
     ordered = sorted(spans, key=lambda s: (s["endNs"], s["startNs"]))
     roots = [s for s in ordered if not s["parentSpanId"]]
     for span in reversed(roots):
         text = answer_of(span["attributes"], root=True)
+        if text is not None:
+            return text
+    # the run's final answer beats a model's intermediate text (a CodeAgent's code):
+    # the root agent's, else the last final-answer tool's
+    for span in [*reversed(roots), *reversed(ordered)]:
+        text = final_answer_of(span["attributes"], root=not span["parentSpanId"])
         if text is not None:
             return text
     found: list[tuple[int, int, str]] = []  # (time, order, text)
@@ -73,7 +82,8 @@ def session_from_spans(spans: list[Span], pricing: dict[str, dict[str, float]],
     starts = [s["startNs"] for s in spans if s["startNs"]]
     ends = [s["endNs"] for s in spans if s["endNs"]]
     latency = (max(ends) - min(starts)) / 1e6 if starts and ends else None
-    aggregates = _with_usage_below(spans)
+    skipped = uncounted(spans)
+    aggregates = _with_usage_below([s for s in spans if s["spanId"] not in skipped])
     steps = 0
     in_tok = out_tok = 0
     any_usage = call_without_usage = unknown_model = False
@@ -81,6 +91,8 @@ def session_from_spans(spans: list[Span], pricing: dict[str, dict[str, float]],
     models: list[str] = []
     unpriced: set[str] = set()
     for span in ordered:
+        if span["spanId"] in skipped:
+            continue
         attrs = span["attributes"]
         kind = span_kind(attrs)
         if kind is not None:

@@ -25,6 +25,9 @@ register_schema("spans", [
         start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, attributes TEXT NOT NULL,
         resource TEXT NOT NULL, received_at REAL NOT NULL,
         PRIMARY KEY (run_id, item_id, trace_id, span_id))""",
+    # the instrumentation scope: two instrumentations describing one model call
+    # (sessions.duplicate_calls); added to databases made before it was kept
+    """ALTER TABLE spans ADD COLUMN scope TEXT NOT NULL DEFAULT ''""",
     """CREATE TABLE IF NOT EXISTS events (
         run_id TEXT NOT NULL, item_id TEXT NOT NULL, source TEXT NOT NULL,
         trace_id TEXT NOT NULL, span_id TEXT NOT NULL, time_ns INTEGER NOT NULL,
@@ -38,10 +41,12 @@ def store_spans(con: sqlite3.Connection, run_id: str, item_id: str,
                 spans: list[dict[str, Any]], now: float) -> None:
     """Insert (or replace, on a re-sent span) decoded OTLP spans of one item."""
     con.executemany(
-        "INSERT OR REPLACE INTO spans VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT OR REPLACE INTO spans (run_id, item_id, trace_id, span_id, parent_span_id, name, "
+        "start_ns, end_ns, attributes, resource, received_at, scope) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         [(run_id, item_id, s["traceId"], s["spanId"], s["parentSpanId"], s["name"],
-          s["startNs"], s["endNs"], dumps(s["attributes"]), dumps(s["resource"]), now)
-         for s in spans],
+          s["startNs"], s["endNs"], dumps(s["attributes"]), dumps(s["resource"]), now,
+          str(s.get("scope") or "")) for s in spans],
     )
     # A re-sent span replaces its events too.
     con.executemany(
@@ -86,5 +91,6 @@ def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | No
         "traceId": r["trace_id"], "spanId": r["span_id"], "parentSpanId": r["parent_span_id"],
         "name": r["name"], "startNs": r["start_ns"], "endNs": r["end_ns"],
         "attributes": loads(r["attributes"], {}), "resource": loads(r["resource"], {}),
+        "scope": r["scope"],
     } for r in rows]
     return session_from_spans(spans, load_pricing(ctx.db), events)

@@ -15,11 +15,18 @@ The conventions are listed in one table, ``docs/trace-conventions.md``; this mod
   events on spans or in OTLP log records), then ``output.value`` as a fallback. A tool call
   named ``final_result*`` (Pydantic AI's structured output) answers with its arguments.
   ``traceloop.entity.*`` (the serialized state of a workflow task) is never an answer.
+  Claude Code's own telemetry: ``span.type`` ``llm_request`` / ``tool`` spans, and the answer
+  in the ``claude_code.assistant_response`` log record (``response``);
+* the **final answer of an agent run** (:func:`final_answer_of`): a root OpenInference agent
+  span's plain ``output.value``, or a ``final_answer`` tool's (smolagents), preferred over a
+  model's intermediate text by ``sessions``. Which spans are not counted as model calls
+  (one call traced twice, a hollow model span): ``calls``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 Attrs = dict[str, Any]
@@ -35,6 +42,11 @@ OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                  "ai.usage.completionTokens")
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
               "ai.response.model", "ai.model.id")
+CLAUDE_CODE_KINDS = {"llm_request": "llm", "tool": "tool"}
+# Claude Code's answer event (a log record named by its event.name, the body its full name);
+# without OTEL_LOG_ASSISTANT_RESPONSES its text is this placeholder, which is no answer
+CLAUDE_CODE_ANSWER = ("claude_code.assistant_response", "assistant_response")
+REDACTED = "<REDACTED>"
 ANSWER_EVENTS = {"gen_ai.client.inference.operation.details", "gen_ai.choice",
                  "gen_ai.content.completion"}
 
@@ -60,6 +72,9 @@ def span_kind(attrs: Attrs) -> str | None:
         return "tool" if tl == "tool" else None
     if attrs.get("llm.request.type"):
         return "llm"
+    claude_code = attrs.get("span.type")  # Claude Code's own spans
+    if claude_code in CLAUDE_CODE_KINDS:
+        return CLAUDE_CODE_KINDS[claude_code]
     vercel = attrs.get("ai.operationId") or attrs.get("operation.name")
     if isinstance(vercel, str) and vercel.startswith("ai."):
         op = vercel.split()[0]
@@ -78,6 +93,8 @@ def usage_of(attrs: Attrs) -> tuple[float | None, float | None]:
     """(input, output) tokens recorded on one span (None where absent)."""
     i = next((num(attrs[k]) for k in INPUT_TOKENS if k in attrs), None)
     o = next((num(attrs[k]) for k in OUTPUT_TOKENS if k in attrs), None)
+    if i is None and o is None and attrs.get("span.type") == "llm_request":
+        i, o = num(attrs.get("input_tokens")), num(attrs.get("output_tokens"))
     return i, o
 
 
@@ -139,7 +156,9 @@ def messages_text(value: Any) -> str | None:
                 texts.append(text)
             continue
         content = msg.get("content")
-        if isinstance(content, str):
+        if content is None and not msg.get("parts") and isinstance(msg.get("text"), str):
+            texts.append(msg["text"])  # a list of content blocks (Strands' gen_ai.choice)
+        elif isinstance(content, str):
             texts.append(content)
         elif isinstance(content, list):
             texts.extend(t for t in map(_part_text, content) if t is not None)
@@ -147,16 +166,30 @@ def messages_text(value: Any) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def _indexed_text(attrs: Attrs, prefix: str, suffixes: tuple[str, ...]) -> str | None:
-    """The last indexed message's text, e.g. ``llm.output_messages.0.message.content``."""
-    found: dict[int, str] = {}
+# OpenInference's message parts: ``message.contents.M.message_content.text``, and
+# ``message.content.M`` (a list of text blocks, as the Claude Agent SDK instrumentor writes)
+PART_KEY = re.compile(r"message\.content(?:s\.(\d+)\.message_content\.text|\.(\d+))$")
+
+
+def _indexed_text(attrs: Attrs, prefix: str, whole: str) -> str | None:
+    """The last indexed message's text, e.g. ``llm.output_messages.0.message.content`` (or
+    its parts in order)."""
+    found: dict[int, dict[int, str]] = {}
     for key, value in attrs.items():
         if not key.startswith(prefix) or not isinstance(value, str):
             continue
         head, _, rest = key[len(prefix):].partition(".")
-        if head.isdigit() and rest in suffixes:
-            found.setdefault(int(head), value)
-    return found[max(found)] if found else None
+        if not head.isdigit():
+            continue
+        part = PART_KEY.match(rest) if prefix == "llm.output_messages." else None
+        if rest == whole:
+            found.setdefault(int(head), {})[-1] = value
+        elif part:
+            found.setdefault(int(head), {})[int(part.group(1) or part.group(2))] = value
+    if not found:
+        return None
+    last = found[max(found)]
+    return last[-1] if -1 in last else "\n".join(last[k] for k in sorted(last))
 
 
 def answer_of(attrs: Attrs, *, root: bool) -> str | None:
@@ -170,10 +203,9 @@ def answer_of(attrs: Attrs, *, root: bool) -> str | None:
             text = messages_text(attrs[key])
             if text is not None:
                 return text
-    text = _indexed_text(attrs, "gen_ai.completion.", ("content",))
+    text = _indexed_text(attrs, "gen_ai.completion.", "content")
     if text is None:
-        text = _indexed_text(attrs, "llm.output_messages.",
-                             ("message.content", "message.contents.0.message_content.text"))
+        text = _indexed_text(attrs, "llm.output_messages.", "message.content")
     if text is not None:
         return text
     value = attrs.get("ai.response.text")
@@ -181,6 +213,23 @@ def answer_of(attrs: Attrs, *, root: bool) -> str | None:
         return value
     obj = attrs.get("ai.response.object")
     return obj if isinstance(obj, str) else None
+
+
+FINAL_ANSWER_TOOLS = {"final_answer"}  # smolagents' FinalAnswerTool
+
+
+def final_answer_of(attrs: Attrs, *, root: bool) -> str | None:
+    """The final answer of an agent run: a root agent span's plain ``output.value``
+    (OpenInference ``AGENT``), or a final-answer tool's output. A JSON object or list there is
+    a framework's result object, not an answer (it stays a fallback)."""
+    kind = str(attrs.get("openinference.span.kind") or "").upper()
+    is_final_tool = kind == "TOOL" and attrs.get("tool.name") in FINAL_ANSWER_TOOLS
+    if not (is_final_tool or (root and kind == "AGENT")):
+        return None
+    value = attrs.get("output.value")
+    if not isinstance(value, str) or isinstance(_parsed(value), (dict, list)):
+        return None
+    return value
 
 
 def fallback_of(attrs: Attrs) -> str | None:
@@ -193,9 +242,12 @@ def fallback_of(attrs: Attrs) -> str | None:
 
 def event_answer(name: str, attrs: Attrs, body: Any) -> str | None:
     """The answer a GenAI event states (a span event or an OTLP log record)."""
+    if name in CLAUDE_CODE_ANSWER or body == CLAUDE_CODE_ANSWER[0]:
+        text = attrs.get("response")
+        return text if isinstance(text, str) and text != REDACTED else None
     if name not in ANSWER_EVENTS:
         return None
-    for key in ("gen_ai.output.messages", "gen_ai.completion"):
+    for key in ("gen_ai.output.messages", "gen_ai.completion", "message"):
         if key in attrs:
             text = messages_text(attrs[key])
             if text is not None:

@@ -20,6 +20,9 @@ from urllib.parse import quote, unquote
 RUN_KEYS = ("neens.eval_run_id", "neens.dataset_item_id", "neens.version_label")
 SWEEP_KEYS = ("neens.sweep_id", "neens.sweep_arm", "neens.sweep_rep")
 OTLP_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+PROTOCOL_VARS = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+# Neens receives OTLP over HTTP only; some SDKs (the OpenTelemetry distro) default to gRPC
+HTTP_PROTOBUF = "http/protobuf"
 # Linux refuses a single environment string longer than 128 KiB (E2BIG): a prompt that big
 # still reaches the agent on stdin, but not through NEENS_ITEM_INPUT.
 MAX_ENV_VALUE = 120 * 1024
@@ -94,7 +97,9 @@ def _sweep_fields(sweep: SweepTag | Mapping[str, Any]) -> tuple[str, str, str, s
 
 class ItemEnv:
     """The whole environment of each invocation of one run (spec 6.1): ``base`` (default
-    ``os.environ``) plus the NEENS_* variables and the merged ``OTEL_RESOURCE_ATTRIBUTES``.
+    ``os.environ``) plus the NEENS_* variables and the merged ``OTEL_RESOURCE_ATTRIBUTES``,
+    and ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`` when neither it nor
+    ``OTEL_EXPORTER_OTLP_PROTOCOL`` is set.
 
     Called as ``env(item_id, item_input)``. What every item shares (the run's variables and
     the attribute merge around the item id) is worked out once, not once per item.
@@ -107,6 +112,8 @@ class ItemEnv:
                  base: Mapping[str, str] | None = None) -> None:
         env = dict(os.environ if base is None else base)
         env.pop("NEENS_ITEM_INPUT", None)
+        if not any(env.get(v, "").strip() for v in PROTOCOL_VARS):
+            env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = HTTP_PROTOBUF
         env["NEENS_EVAL_RUN_ID"] = str(run_id)
         env["NEENS_VERSION_LABEL"] = str(version_label or "")
         self.attrs: list[tuple[str, str]] = [
@@ -175,6 +182,16 @@ def sweep_context(environ: Mapping[str, str] | None = None) -> dict[str, Any] | 
         "rep": rep,
         "model": env.get("NEENS_EVAL_MODEL") or None,
     }
+
+
+def otlp_protocol(environ: Mapping[str, str]) -> str:
+    """The OTLP protocol the agent's trace exporter uses (``http/protobuf`` when unset, as
+    the runner sets it)."""
+    for var in PROTOCOL_VARS:
+        value = environ.get(var, "").strip()
+        if value:
+            return value
+    return HTTP_PROTOBUF
 
 
 def otlp_configured(environ: Mapping[str, str]) -> bool:

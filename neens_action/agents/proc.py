@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import signal
 
+# What a successful invocation keeps of its output (the whole tail is kept for a failure):
+# shown when its trace never arrives, where an exporter's own error usually is
+OK_TAIL = 2000
+
 
 class OutputTail:
     """The last ``cap`` bytes written."""

@@ -31,7 +31,7 @@ from typing import Any
 
 from neens_action.agents import poll_path, portable
 from neens_action.agents.launcher import Child, Launch
-from neens_action.agents.proc import fmt_secs, stop_signals
+from neens_action.agents.proc import OK_TAIL, fmt_secs, stop_signals
 from neens_action.outcome import Invocation
 
 DEFAULT_OUTPUT_CAP = 64 * 1024
@@ -271,8 +271,7 @@ class Runner:
             error = f"still running {self.drain:g}s after SIGKILL (exit status not read)"
         inv = self._invocation(job, returncode=rc, duration_s=duration, timed_out=timed_out,
                                error=error)
-        if self.keep_output or not inv.ok:
-            inv.output = tail.text()
+        inv.output = tail.text() if self.keep_output or not inv.ok else tail.text()[-OK_TAIL:]
         return inv
 
     def _argv(self, env: Mapping[str, str]) -> Sequence[str]:

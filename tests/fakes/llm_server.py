@@ -16,7 +16,18 @@ other conversation gets a fixed short reply, or with ``--refund good|bad`` the e
 refund answer to the last user message (``examples/agent/answers.py``; ``bad`` gets some
 amounts wrong). When the request offers a tool named ``final_result*`` (Pydantic AI's
 structured output) the reply calls it, each string property of its schema holding that answer.
-``GET /v1/models`` lists one model.
+A request that offers a tool named ``final_answer`` (smolagents' ToolCallingAgent) gets a
+call of it with the answer; a conversation whose system prompt asks for code ending in
+``final_answer(...)`` without offering tools (smolagents' CodeAgent) gets a thought and a code
+block that calls it with the answer. ``"stream": true`` gets the reply as server-sent chunks
+(usage in a last chunk when ``stream_options.include_usage``). ``GET /v1/models`` lists one
+model.
+
+``POST /v1/messages`` (the Anthropic Messages API, plain or ``"stream": true`` as server-sent
+events) answers the same way: the text of the last user message (``<system-reminder>`` blocks
+left out) decides the reply; usage is its word count in and 10 out. ``--api-key`` is checked
+against ``x-api-key`` or a bearer token. Other paths under ``/v1/messages`` (token counting)
+answer with the word count.
 
 Knobs for failure tests: ``--fail-status N`` answers every completion with HTTP N,
 ``--garbage`` answers with content that is not JSON, ``--delay S`` waits before answering,
@@ -29,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -131,6 +143,66 @@ def _output_tool(tools: Any) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _named_tool(tools: Any, name: str) -> bool:
+    for tool in tools if isinstance(tools, list) else []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name") == name:
+            return True
+    return False
+
+
+def _asks_for_code(messages: Any) -> bool:
+    """smolagents' CodeAgent: a system prompt that wants code calling final_answer()."""
+    for msg in messages or []:
+        if isinstance(msg, dict) and msg.get("role") == "system":
+            text = _text(msg.get("content", ""))
+            if "final_answer(" in text and "<code>" in text:
+                return True
+    return False
+
+
+REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+def _anthropic_user(req: dict[str, Any]) -> str:
+    """The last user message's text, without Claude Code's <system-reminder> blocks."""
+    user = ""
+    for msg in req.get("messages") or []:
+        if not isinstance(msg, dict) or msg.get("role") != "user":
+            continue
+        content = msg.get("content", "")
+        if isinstance(content, list):
+            texts = [str(p.get("text", "")) for p in content
+                     if isinstance(p, dict) and p.get("type") == "text"]
+            if not texts:
+                continue  # a tool result: the question is earlier
+            content = " ".join(texts)
+        user = REMINDER.sub("", str(content)).strip()
+    return user
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def anthropic_events(model: str, content: str, prompt_tokens: int) -> list[dict[str, Any]]:
+    """The server-sent events of one streamed Messages reply (one text block)."""
+    return [
+        {"type": "message_start", "message": {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "text_delta", "text": content}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": 10}},
+        {"type": "message_stop"},
+    ]
+
+
 def _fill(schema: dict[str, Any], text: str) -> dict[str, Any]:
     """Arguments for a tool schema: strings get ``text``, numbers 0, booleans true."""
     out: dict[str, Any] = {}
@@ -157,7 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _authorized(self) -> bool:
         key = self.server.opts.api_key
-        return not key or self.headers.get("Authorization", "") == f"Bearer {key}"
+        return not key or key in (self.headers.get("x-api-key"),
+                                   self.headers.get("Authorization", "").removeprefix("Bearer "))
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -168,7 +241,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.split("?", 1)[0].rstrip("/")
+        anthropic = "/messages" in path
+        if not path.endswith("/chat/completions") and not anthropic:
             self._send(404, {"error": {"message": "not found"}})
             return
         try:
@@ -176,11 +251,18 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "body is not JSON"}})
             return
-        messages = req.get("messages") if isinstance(req, dict) else None
+        if not isinstance(req, dict):
+            req = {}
+        messages = req.get("messages")
         user = ""
-        for msg in messages or []:
+        if anthropic:
+            user = _anthropic_user(req)
+        for msg in [] if anthropic else messages or []:
             if isinstance(msg, dict) and msg.get("role") == "user":
                 user = _text(msg.get("content", ""))
+        if anthropic and not path.endswith("/messages"):  # count_tokens
+            self._send(200, {"input_tokens": len(user.split())})
+            return
         task = _find_task(user)
         self.server.record(
             {
@@ -188,7 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "model": req.get("model") if isinstance(req, dict) else None,
                 "strategy": task.get("strategy") if task else None,
                 "count": task.get("count") if task else None,
-                "authorization": bool(self.headers.get("Authorization")),
+                "authorization": bool(self.headers.get("Authorization")
+                                      or self.headers.get("x-api-key")),
                 "prompt_tokens": len(user.split()),
             }
         )
@@ -211,14 +294,30 @@ class _Handler(BaseHTTPRequestHandler):
             content = refund_answer(user, opts.refund)
         else:
             content = "OK"
+        if anthropic:
+            self._anthropic(req, content, len(user.split()))
+            return
+        tools = req.get("tools")
         message: dict[str, Any] = {"role": "assistant", "content": content}
-        tool = _output_tool(req.get("tools") if isinstance(req, dict) else None)
+        tool = _output_tool(tools)
+        if tool is None and _named_tool(tools, "final_answer"):
+            tool = ("final_answer", {"properties": {"answer": {"type": "string"}}})
+        elif not tools and _asks_for_code(messages):
+            message["content"] = ("Thought: I know the refund, I return it.\n<code>\n"
+                                  f"final_answer({json.dumps(content)})\n</code>")
         if tool is not None:
             name, schema = tool
             message = {"role": "assistant", "content": None, "tool_calls": [{
                 "id": "call_fake_1", "type": "function",
                 "function": {"name": name, "arguments": json.dumps(_fill(schema, content))},
             }]}
+        usage = {"prompt_tokens": len(user.split()), "completion_tokens": 10,
+                 "total_tokens": len(user.split()) + 10}
+        if req.get("stream"):
+            include = (req.get("stream_options") or {}).get("include_usage")
+            self._stream_chat(str(req.get("model") or "fake-llm"), message,
+                              usage if include else None)
+            return
         self._send(
             200,
             {
@@ -233,10 +332,50 @@ class _Handler(BaseHTTPRequestHandler):
                         "finish_reason": "tool_calls" if tool is not None else "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": len(user.split()), "completion_tokens": 10,
-                          "total_tokens": len(user.split()) + 10},
+                "usage": usage,
             },
         )
+
+
+    def _stream_chat(self, model: str, message: dict[str, Any],
+                     usage: dict[str, int] | None) -> None:
+        """A streamed chat completion: the message as one delta, then the finish (and usage)."""
+        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+            return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                    "model": model, "choices": [{"index": 0, "delta": delta,
+                                                 "finish_reason": finish}]}
+        delta = {"role": "assistant", "content": message.get("content")}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": 0, **c} for c in message["tool_calls"]]
+        chunks = [chunk(delta, None),
+                  chunk({}, "tool_calls" if message.get("tool_calls") else "stop")]
+        if usage is not None:
+            chunks.append({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                           "created": 0, "model": model, "choices": [], "usage": usage})
+        body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
+        body += b"data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _anthropic(self, req: dict[str, Any], content: str, prompt_tokens: int) -> None:
+        model = str(req.get("model") or "claude-fake")
+        if req.get("stream"):
+            body = _sse(anthropic_events(model, content, prompt_tokens))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self._send(200, {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": 10},
+        })
 
 
 class _Server(ThreadingHTTPServer):

@@ -12,8 +12,8 @@ def _doctor(env: dict[str, str]):
 def test_all_checks_pass_with_a_complete_setup(sandbox: Sandbox) -> None:
     res = _doctor(sandbox.agent_env())
     assert res.returncode == 0, res.stderr
-    assert "5/5 checks passed" in res.stderr
-    assert res.stderr.count("  ok   ") == 5
+    assert "6/6 checks passed" in res.stderr
+    assert res.stderr.count("  ok   ") == 6
     assert sandbox.api_key not in res.stderr + res.stdout
 
 

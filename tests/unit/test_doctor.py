@@ -92,3 +92,16 @@ def test_the_otlp_check_sends_the_key_to_neens_itself() -> None:
         assert doctor.check_otlp_accepts(env, post, base_url=BASE, api_key=KEY).ok
         [(_, headers)] = post.calls
         assert headers["Authorization"] == f"Bearer {KEY}"
+
+
+def test_the_protocol_check_fails_grpc_and_http_json_with_the_fix() -> None:
+    from neens_action.doctor import check_protocol
+
+    assert check_protocol({}).ok and "the runner sets it" in check_protocol({}).detail
+    assert check_protocol({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}).ok
+    for var in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        for protocol in ("grpc", "http/json"):
+            check = check_protocol({var: protocol})
+            assert not check.ok
+            assert check.detail.startswith(f"{var}={protocol}: ")
+            assert check.fix.startswith(f"export {var}=http/protobuf")

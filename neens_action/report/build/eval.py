@@ -20,6 +20,7 @@ from neens_action.report.build import headline as hl
 from neens_action.report.build.evidence import (
     agent_failures,
     failure_hints,
+    no_answer_note,
     failure_summary,
     item_key,
     item_verdicts,
@@ -261,6 +262,9 @@ def build_eval_report(outcome: Outcome) -> Report:
         report.gate_passed = gate_passed(outcome) is True
         report.facts += [("pass rate", pct2(pass_rate(outcome))),
                          ("gate", gate_fact(outcome, report.gate_passed))]
+        note = no_answer_note(rows)
+        if note:
+            report.facts.append(("WARNING", note))
         for label, value in report.facts:
             if label == "WARNING" and value not in report.warnings:
                 report.warnings.insert(0, value)

@@ -10,8 +10,10 @@ counted apart from regressions.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from neens_action.agents.correlation import HTTP_PROTOBUF, otlp_protocol
 from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.fmt import finite, number
@@ -19,6 +21,13 @@ from neens_action.report.model import AgentFailure, ItemVerdict, JudgeScore
 
 JUDGE_PASS_MARK = 0.7  # spec: an item passes when the mean of its judge scores is >= 0.7
 NO_TRACE = "no trace captured"
+NO_ANSWER = "the trace carried no answer text"
+# how to turn content capture on, per instrumentation family (docs/trace-conventions.md)
+CAPTURE_SETTINGS = (
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (OpenTelemetry GenAI "
+    "instrumentations), ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content (the Anthropic "
+    "SDK's own tracing), TRACELOOP_TRACE_CONTENT=true (OpenLLMetry), "
+    "OTEL_LOG_ASSISTANT_RESPONSES=1 with OTEL_LOGS_EXPORTER=otlp (Claude Code)")
 STDERR_LINES = 20
 STDERR_CHARS = 2000
 
@@ -107,13 +116,35 @@ def agent_failures(outcome: Outcome, rows: list[dict[str, Any]]) -> list[AgentFa
     """Crashed / timed-out agents, then items whose agent exited 0 but left no trace."""
     failures = [f for f in (agent_failure(inv) for inv in outcome.invocations) if f]
     failed_ids = {f.item_id for f in failures}
+    invs = {inv.item_id: inv for inv in outcome.invocations}
     for row in rows:
         key = item_key(row)
         if key in failed_ids or row.get("passed") is not None:
             continue
         if row.get("captured") is False or str(row.get("error") or "") == NO_TRACE:
-            failures.append(AgentFailure(key, "no_trace", NO_TRACE))
+            # the exporter's own error, if any, is in the agent's output: shown like a crash
+            inv = invs.get(key)
+            tail = "\n".join(inv.output.splitlines()[-STDERR_LINES:])[-STDERR_CHARS:] \
+                if inv else ""
+            failures.append(AgentFailure(key, "no_trace", NO_TRACE,
+                                         inv.returncode if inv else None, tail))
     return failures
+
+
+def _no_answer(row: dict[str, Any]) -> bool:
+    """A scored item whose captured trace carried no answer text (``output`` null)."""
+    return (row.get("passed") is False and row.get("captured") is not False
+            and "output" in row and row["output"] in (None, ""))
+
+
+def no_answer_note(rows: list[dict[str, Any]]) -> str:
+    """The warning for items whose trace carried no answer text ("" when none)."""
+    n = sum(1 for r in rows if _no_answer(r))
+    if not n:
+        return ""
+    return (f"{n} item(s) failed because {NO_ANSWER}, so nothing could match the expected "
+            f"answer: turn on content capture in the agent's instrumentation: "
+            f"{CAPTURE_SETTINGS}.")
 
 
 def run_rows(outcome: Outcome) -> tuple[list[dict[str, Any]], ItemDigest | None]:
@@ -147,6 +178,9 @@ def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
         passed = row.get("passed")
         state = "pass" if passed is True else ("fail" if passed is False else "unscored")
         reason = _reason(row)
+        if _no_answer(row):
+            reason = "; ".join(p for p in (f"{NO_ANSWER} (turn on content capture)", reason)
+                               if p)
         inv, agent = invs.get(key), by_agent.get(key)
         if agent is not None:
             what = {"crashed": "agent crashed", "timed_out": "agent timed out",
@@ -219,6 +253,13 @@ def failure_hints(failures: list[AgentFailure], timeout: object = None) -> list[
         limit = f" (now {number(timeout, 0)} s)" if finite(timeout) is not None else ""
         hints.append(f"Raise the `timeout` input{limit} or make the agent answer faster.")
     if "no_trace" in kinds:
+        protocol = otlp_protocol(os.environ)
+        if protocol != HTTP_PROTOBUF:
+            hints.append(f"The agent's OTLP exporter protocol is `{protocol}` "
+                         "(`OTEL_EXPORTER_OTLP_PROTOCOL` / `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`)"
+                         ": set it to `http/protobuf` (Neens receives OTLP over HTTP: gRPC "
+                         "never arrives and the Python SDK refuses `http/json`); the "
+                         "exporter's own error is in the agent's output.")
         hints.append("Check that the agent exports OpenTelemetry traces to the Neens OTLP "
                      "endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`) and flushes them before it "
                      "exits; set `doctor: true` to check the set-up before the run.")

@@ -43,13 +43,17 @@ class QuickstartRun:
 
 def run_quickstart(sandbox: Sandbox, llm_url: str, name: str, *, label: str,
                    version: str = GOLDEN, record: str | None = None,
-                   workers: int | None = None, **env: str) -> QuickstartRun:
+                   workers: int | None = None, agent: list[str] | None = None,
+                   **env: str) -> QuickstartRun:
     """One ``neens eval run --create`` over ds_refunds with the quickstart as the agent
-    (``workers``: its worker.py in worker mode, ``--workers N``)."""
+    (``workers``: its worker.py in worker mode, ``--workers N``; ``agent``: another
+    command). The fake model serves OpenAI and Anthropic clients alike."""
     agent_env = sandbox.agent_env(OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="sk-fake-key",
-                                  **env)
+                                  ANTHROPIC_BASE_URL=llm_url.removesuffix("/v1"),
+                                  ANTHROPIC_API_KEY="sk-ant-fake-key", **env)
     parallel = ["--workers", str(workers)] if workers else ["--concurrency", "6"]
-    agent = command(name, "worker.py") if workers else command(name)
+    if agent is None:
+        agent = command(name, "worker.py") if workers else command(name)
     proc = run_cli(["eval", "run", "--create", "--dataset", "ds_refunds",
                     "--dataset-version-id", version, "--version-label", label,
                     *parallel, "--min-pass-rate", "1", "--timeout", "120",
@@ -77,6 +81,7 @@ def stored_payload(sandbox: Sandbox, run_id: str, item_id: str) -> dict[str, Any
             "traceId": r["trace_id"], "spanId": r["span_id"], "parentSpanId": r["parent_span_id"],
             "name": r["name"], "startNs": r["start_ns"], "endNs": r["end_ns"],
             "attributes": json.loads(r["attributes"]), "resource": json.loads(r["resource"]),
+            "scope": r["scope"],
         } for r in con.execute("SELECT * FROM spans WHERE run_id = ? AND item_id = ? "
                                "ORDER BY start_ns, span_id", (run_id, item_id))]
         events = [{
@@ -91,8 +96,10 @@ def stored_payload(sandbox: Sandbox, run_id: str, item_id: str) -> dict[str, Any
 
 
 def assert_good(run: QuickstartRun, *, steps: int = 1, count: int = 6,
-                wrapped: bool = False) -> None:
-    """Every item scored and passed; model, tokens, cost and steps as the trace says.
+                wrapped: bool = False, model: str = "gpt-4o-mini",
+                rates: tuple[float, float] = (0.15, 0.60)) -> None:
+    """Every item scored and passed; model, tokens, cost and steps as the trace says
+    (``rates``: the seeded USD per million input and output tokens of ``model``).
     ``wrapped``: the framework sends the question inside its own prompt, so the prompt tokens
     the fake model answered (its words) are more than the question's words; the caller
     compares them with the model's log."""
@@ -101,14 +108,14 @@ def assert_good(run: QuickstartRun, *, steps: int = 1, count: int = 6,
     assert len(run.items) == count
     for item_id, item in run.items.items():
         assert item["passed"] is True, (item_id, item)
-        assert item["model"] == "gpt-4o-mini", item
+        assert item["model"] == model, item
         # the fake model: prompt tokens = words of the user message, 10 completion tokens
         assert item["outputTokens"] == 10, item
         if wrapped:
             assert item["inputTokens"] > len(item["input"].split()), item
         else:
             assert item["inputTokens"] == len(item["input"].split()), item
-        expected = (item["inputTokens"] * 0.15 + item["outputTokens"] * 0.60) / 1e6
+        expected = (item["inputTokens"] * rates[0] + item["outputTokens"] * rates[1]) / 1e6
         assert abs(item["costUsd"] - expected) < 1e-12, item
         assert item["steps"] == steps, item
     first = run.items["it_1"]

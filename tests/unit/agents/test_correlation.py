@@ -127,3 +127,18 @@ def test_item_env_for_many_items_equals_the_merge_done_per_item(monkeypatch):
                      base={"OTEL_RESOURCE_ATTRIBUTES": existing})
     assert env_of.around is None
     assert env_of("it_9", None)["OTEL_RESOURCE_ATTRIBUTES"] == _merged_by_hand(existing, "it_9")
+
+
+def test_the_agent_exports_over_http_protobuf_unless_a_protocol_is_set() -> None:
+    from neens_action.agents.correlation import ItemEnv, otlp_protocol
+
+    env = ItemEnv(run_id="r", version_label="v", base={})("it_1", "hi")
+    assert env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] == "http/protobuf"
+    for var in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        kept = ItemEnv(run_id="r", version_label="v", base={var: "grpc"})("it_1", "hi")
+        assert kept[var] == "grpc" and otlp_protocol(kept) == "grpc"
+        if var == "OTEL_EXPORTER_OTLP_PROTOCOL":  # nothing added beside the user's own
+            assert "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" not in kept
+    assert otlp_protocol({}) == "http/protobuf"
+    assert otlp_protocol({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json",
+                          "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}) == "http/json"

@@ -64,7 +64,7 @@ def test_stdin_env_returncode_and_order():
     assert [i.returncode for i in out] == [3, 0, 3]
     assert [i.ok for i in out] == [False, True, False]
     assert out[0].output.strip() == "prompt 0 tagged"  # failures keep their output
-    assert out[1].output == ""  # successes do not (memory)
+    assert out[1].output == "prompt 1 tagged\n"  # successes keep a short tail only
     assert sorted(line.split("]")[0] for line in lines if line.startswith("item ")) == [
         "item 1/3 [it_0", "item 2/3 [it_1", "item 3/3 [it_2"]
     assert any("rc=3" in line for line in lines)
