@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--break-weight", type=int, default=None,
                         help="override the verdict's break weight (default: the verdict's own)")
     args = parser.parse_args(argv)
-    prs = args.prs or (200 if args.quick else 2000)
+    prs = args.prs if args.prs is not None else 200 if args.quick else 2000
     if prs < 1 or (args.break_weight is not None and args.break_weight < 1):
         print("bench noise: --prs and --break-weight must be at least 1", file=sys.stderr)
         return 2

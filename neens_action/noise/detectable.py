@@ -30,16 +30,18 @@ def smallest_detectable_drop(law: Sequence[float], main_runs: int, reps: int,
                              power: float) -> int | None:
     """The smallest number of broken items (``main_runs`` history passes each, ``reps``
     failing repetitions now) the test detects with probability ``power`` on top of the noise
-    ``law`` (the null law of the statistic over this run's items, index = value); None when
+    ``law`` (the null law of the statistic over this run's items, index = value, possibly cut
+    after a value where its distribution function reaches ``power``); None when
     even all ``candidates`` would not do (or there is no history or no repetition)."""
     if main_runs < 1 or reps < 1 or candidates < 1:
         return None
     broken = stratum("", 0, reps, main_runs, main_runs, weight)
     noise = _cdf(law)
     null = list(law)
+    limit = len(law) - 1
     tol = alpha * (1 + 1e-9)
     for d in range(1, candidates + 1):
-        null = convolve(null, broken)
+        null = convolve(null, broken, limit)
         # A broken item sits at the lowest value of its own law (0 in these units), so under
         # the drop the statistic is the noise alone; reject at the critical value c_d.
         acc, critical = 0.0, -1
@@ -48,6 +50,8 @@ def smallest_detectable_drop(law: Sequence[float], main_runs: int, reps: int,
             if acc > tol:
                 break
             critical = value
-        if critical >= 0 and noise[min(critical, len(noise) - 1)] >= power:
+        # A law cut short (step_down with power) ends where the noise's distribution
+        # function already reaches ``power``: a critical value at its end detects.
+        if critical >= 0 and noise[critical] >= power * (1 - 1e-12):
             return d
     return None

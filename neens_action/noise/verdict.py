@@ -131,11 +131,11 @@ def decide(records: Sequence[ItemRecord], settings: NoiseSettings | None = None)
     if not compared:
         return verdict(RunOutcome.INCONCLUSIVE, "no item has a history on main to compare with")
     cand, rest = _tables(tested, s.break_weight, rise=False)
-    p_drop, held_drop, law = step_down(cand, rest, s.alpha)
+    p_drop, held_drop, law = step_down(cand, rest, s.alpha, s.power)
     cand, rest = _tables(tested, s.break_weight, rise=True)
     mean, observed = expected_sum([*cand, *rest])
-    # The rise is tested only when this run passes more than expected (else p_rise = 1).
-    p_rise, held_rise = step_down(cand, rest, s.alpha)[:2] if observed > mean else (1.0, [])
+    # The rise is tested only when this run fails less than expected (else p_rise = 1).
+    p_rise, held_rise = step_down(cand, rest, s.alpha)[:2] if observed < mean else (1.0, [])
     if s.adaptive:
         by_id = {r.item_id: r for r in records}
         held_drop = [k for k in held_drop if item_state(by_id[k], s.cap, s.confirm_alpha)
