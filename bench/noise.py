@@ -41,6 +41,26 @@ def quick_grid() -> list[Cell]:
     return [TARGET, Cell(0.15, 0.5, "auto", 5)]
 
 
+def parse_cells(spec: str) -> list[Cell]:
+    """``K:N`` (at the target's 30 flaky items, p = 0.5) or ``share:p:K:N``, comma-separated;
+    K is a number or ``auto``."""
+    cells: list[Cell] = []
+    for part in spec.split(","):
+        fields = part.strip().split(":")
+        if len(fields) == 2:
+            fields = ["0.15", "0.5", *fields]
+        if len(fields) != 4:
+            raise ValueError(f"bad cell {part!r}: K:N or share:p:K:N")
+        share, p, k, n = fields
+        repeat: int | str = "auto" if k == "auto" else int(k)
+        cell = Cell(float(share), float(p), repeat, int(n))
+        if (not 0 <= cell.flaky_share <= 1 or not 0 < cell.flaky_p < 1 or cell.history < 0
+                or (repeat != "auto" and int(repeat) < 1)):
+            raise ValueError(f"bad cell {part!r}: out of range")
+        cells.append(cell)
+    return cells
+
+
 def _pct(t: Tally, count: int) -> str:
     lo, hi = wilson(count, t.prs)
     return f"{100 * t.rate(count):5.1f} ({100 * lo:.1f}-{100 * hi:.1f})"
@@ -88,6 +108,7 @@ def main(argv: list[str]) -> int:
     grid = parser.add_mutually_exclusive_group()
     grid.add_argument("--full", action="store_true", help="the whole grid (hours on one core)")
     grid.add_argument("--quick", action="store_true", help="two cells, 200 PRs each (smoke)")
+    grid.add_argument("--cells", help="these cells only: K:N or share:p:K:N, comma-separated")
     parser.add_argument("--prs", type=int, default=None,
                         help="simulated PRs per cell and scenario (default 2000; --quick 200)")
     parser.add_argument("--seed", type=int, default=1)
@@ -98,7 +119,12 @@ def main(argv: list[str]) -> int:
     if prs < 1 or (args.break_weight is not None and args.break_weight < 1):
         print("bench noise: --prs and --break-weight must be at least 1", file=sys.stderr)
         return 2
-    cells = full_grid() if args.full else quick_grid() if args.quick else default_grid()
+    try:
+        cells = (parse_cells(args.cells) if args.cells else full_grid() if args.full else
+                 quick_grid() if args.quick else default_grid())
+    except ValueError as exc:
+        print(f"bench noise: {exc}", file=sys.stderr)
+        return 2
     weight = args.break_weight or NoiseSettings().break_weight
     print(f"noise-aware verdict, simulated: {ITEMS} items, {prs} PRs per cell and scenario, "
           f"seed {args.seed}, break weight {weight}; hard = {HARD} stable items now always "

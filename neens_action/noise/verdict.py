@@ -160,13 +160,16 @@ def decide(records: Sequence[ItemRecord], settings: NoiseSettings | None = None)
     if held_drop:
         return verdict(RunOutcome.REGRESSED, f"{len(held_drop)} item(s) held regressed "
                        f"(p = {p_drop:.2g}); {versus}", **args)
-    if p_drop <= s.alpha:
+    if p_drop <= s.alpha * (1 + 1e-9):
         return verdict(RunOutcome.INCONCLUSIVE, f"the run passes less than main (p = "
                        f"{p_drop:.2g}) but no item stable on main is held; {versus}", **args)
     if held_rise:
         return verdict(RunOutcome.IMPROVED, f"{len(held_rise)} item(s) held improved "
                        f"(p = {p_rise:.2g}); {versus}", **args)
-    if drop is None or drop > 100.0 * s.detectable_drop:
+    if drop is None:
+        return verdict(RunOutcome.INCONCLUSIVE, f"{versus}; {sees} (no item stable on main, "
+                       "or too few history runs and repetitions)", **args)
+    if drop > 100.0 * s.detectable_drop:
         return verdict(RunOutcome.INCONCLUSIVE, f"{versus}; {sees}, more than the "
                        f"{100 * s.detectable_drop:.1f} pp asked", **args)
     return verdict(RunOutcome.NO_CHANGE, f"{versus}; {sees}", **args)
