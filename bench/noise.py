@@ -52,8 +52,11 @@ def parse_cells(spec: str) -> list[Cell]:
         if len(fields) != 4:
             raise ValueError(f"bad cell {part!r}: K:N or share:p:K:N")
         share, p, k, n = fields
-        repeat: int | str = "auto" if k == "auto" else int(k)
-        cell = Cell(float(share), float(p), repeat, int(n))
+        try:
+            repeat: int | str = "auto" if k == "auto" else int(k)
+            cell = Cell(float(share), float(p), repeat, int(n))
+        except ValueError:
+            raise ValueError(f"bad cell {part!r}: K:N or share:p:K:N") from None
         if (not 0 <= cell.flaky_share <= 1 or not 0 < cell.flaky_p < 1 or cell.history < 0
                 or (repeat != "auto" and int(repeat) < 1)):
             raise ValueError(f"bad cell {part!r}: out of range")
@@ -67,7 +70,7 @@ def _pct(t: Tally, count: int) -> str:
 
 
 HEADER = ("flaky     p     K   N   A/A false block    hard detected     hard named  "
-          "soft detected     soft flagged  A/A inconcl.  invocations/PR (A/A, hard)")
+          "soft detected     soft flagged  A/A inconcl.  A/A detects  invocations/PR (A/A, hard)")
 
 
 def row(cell: Cell, tallies: dict[str, Tally]) -> str:
@@ -77,6 +80,7 @@ def row(cell: Cell, tallies: dict[str, Tally]) -> str:
             f"{named:4.1f}/{HARD}     {_pct(soft, soft.blocked):<17} "
             f"{100 * soft.rate(soft.flagged):5.1f}         "
             f"{100 * aa.rate(aa.inconclusive):5.1f}         "
+            f"{aa.median_drop():5.1f} pp     "
             f"{aa.invocations / aa.prs:6.1f}  {hard.invocations / hard.prs:6.1f}")
 
 

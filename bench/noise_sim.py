@@ -16,8 +16,9 @@ scenarios per cell:
 
 from __future__ import annotations
 
+import math
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from neens_action.noise import ItemRecord, NoiseRules, NoiseSettings, decide, judge
 from neens_action.noise.adaptive import needs_another_rep
@@ -49,6 +50,12 @@ class Tally:
     flagged: int = 0      # blocked, or inconclusive (a warning: never a plain pass)
     invocations: int = 0
     named_hard: int = 0   # hard-regressed items held regressed, summed over PRs
+    drops: list[float] = field(default_factory=list)  # detectable drops (pp); inf: none
+
+    def median_drop(self) -> float:
+        """The median smallest detectable drop over the PRs (inf when most detect none)."""
+        ordered = sorted(self.drops)
+        return ordered[len(ordered) // 2] if ordered else math.inf
 
     def rate(self, count: int) -> float:
         return count / self.prs if self.prs else 0.0
@@ -141,5 +148,7 @@ def run_cell(cell: Cell, prs: int, seed: int, scenarios: tuple[str, ...] = SCENA
             tally.flagged += gate.outcome == "block" or inconclusive
             tally.invocations += invocations
             tally.named_hard += len(hard_ids.intersection(verdict.regressed))
+            drop = verdict.detectable_drop
+            tally.drops.append(math.inf if drop is None else drop)
         out[scenario] = tally
     return out

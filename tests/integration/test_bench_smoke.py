@@ -50,3 +50,6 @@ def test_bench_noise_quick_prints_the_table_and_the_targets():
     bad = subprocess.run([PY, "-m", "bench", "noise", "--prs", "0"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "at least 1" in bad.stderr
+    cell = subprocess.run([PY, "-m", "bench", "noise", "--cells", "3:x"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert cell.returncode == 2 and "bench noise:" in cell.stderr and "Traceback" not in cell.stderr
