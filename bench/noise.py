@@ -85,7 +85,7 @@ def row(cell: Cell, tallies: dict[str, Tally]) -> str:
 
 
 def targets(results: dict[Cell, dict[str, Tally]]) -> list[str]:
-    """The issue's targets, checked on the cells that carry them (when measured)."""
+    """The targets, checked on the cells that carry them (when measured)."""
     lines: list[str] = []
     fixed = results.get(TARGET)
     auto = results.get(Cell(0.15, 0.5, "auto", 5))

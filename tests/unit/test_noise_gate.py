@@ -70,7 +70,7 @@ def test_on_inconclusive_accepts_warn_or_block_only():
         judge(verdict(), NoiseRules(on_inconclusive="maybe"))  # type: ignore[arg-type]
 
 
-def test_the_issue_s_a_a_case_passes_and_its_regression_blocks():
+def test_an_a_a_run_with_flaky_items_passes_and_a_hard_regression_blocks():
     stable = [ItemRecord(f"s{i}", (P,) * 5, (P,) * 3) for i in range(160)]
     flaky = [ItemRecord(f"f{i}", (P, F, P, F, F), (F, P, F) if i % 2 else (P, P, F))
              for i in range(30)]
