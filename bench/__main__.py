@@ -1,4 +1,5 @@
-"""``python -m bench <name> [options]``: ``all`` (the suite, bench/suite.py) or ``pull``."""
+"""``python -m bench <name> [options]``: ``all`` (the suite, bench/suite.py), ``pull``, ``warm``
+or ``noise`` (the noise-aware verdict by simulation, bench/noise.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ USAGE = ("usage: python -m bench all [--only SECTIONS] [--sizes 1000,10000] "
          "       python -m bench pull [--items N] [--concurrency N] [--skip-vendor] ...\n"
          "       python -m bench warm [--agents startup,otel] [--sizes 200,1000] "
          "[--concurrency 2,8]\n"
+         "       python -m bench noise [--quick | --full] [--prs N] [--seed N]\n"
          "(python -m bench all --help lists every option)")
 
 
@@ -29,7 +31,11 @@ def main(argv: list[str]) -> int:
         from bench.pull import main as pull_main
 
         return pull_main(rest)
-    print(f"bench: unknown benchmark {name!r} (known: all, pull, warm)", file=sys.stderr)
+    if name == "noise":
+        from bench.noise import main as noise_main
+
+        return noise_main(rest)
+    print(f"bench: unknown benchmark {name!r} (known: all, pull, warm, noise)", file=sys.stderr)
     return 2
 
 

@@ -33,3 +33,23 @@ def test_bench_refuses_unknown_sections_and_benchmarks():
     unknown = subprocess.run([PY, "-m", "bench", "fast"], cwd=ROOT, capture_output=True,
                              text=True, timeout=60)
     assert unknown.returncode == 2 and "known: all, pull" in unknown.stderr
+
+
+def test_bench_noise_quick_prints_the_table_and_the_targets():
+    """The noise-aware verdict's simulation (bench/noise.py) runs its smoke grid: the table
+    and the target lines come out (no figure is asserted: 200 PRs per cell is a smoke run)."""
+    proc = subprocess.run([PY, "-m", "bench", "noise", "--quick", "--prs", "40"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "A/A false block" in out and "hard detected" in out and "invocations/PR" in out
+    rows = [line for line in out.splitlines() if line.strip().startswith("15 %")]
+    assert len(rows) == 2 and "auto" in rows[1], out
+    assert "K = 3, N = 5, 30 flaky at p = 0.5: A/A false block" in out
+    assert "auto, same cell:" in out and "of fixed K = 3's 600" in out
+    bad = subprocess.run([PY, "-m", "bench", "noise", "--prs", "0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "at least 1" in bad.stderr
+    cell = subprocess.run([PY, "-m", "bench", "noise", "--cells", "3:x"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert cell.returncode == 2 and "bench noise:" in cell.stderr and "Traceback" not in cell.stderr
