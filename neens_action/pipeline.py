@@ -119,7 +119,7 @@ def _interrupted_while_reporting(outcome: Outcome, client: NeensClient, world: W
     """Decision 15 after the flow: stop reporting, cancel the run we created, exit 130."""
     outcome.error = "interrupted (SIGINT/SIGTERM) while reporting the build verdict"
     world.log("neens: interrupted: the build verdict was not reported")
-    if outcome.extra.get("created"):
+    if outcome.created:
         try:
             client.cancel_run(outcome.run_id, quick=True)  # a finished run answers 409: done
         except (NeensError, KeyboardInterrupt) as exc:

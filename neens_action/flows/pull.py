@@ -134,7 +134,7 @@ def create_run(client: NeensClient, body: Mapping[str, Any], *, world: World,
     if not run_id or not isinstance(run_id, str):
         raise RunError("the server created no run (the response carried no 'id')")
     outcome.run_id = run_id
-    outcome.extra["created"] = True
+    outcome.created = True
     world.log(f"Created run {run_id}")
     if run.get("datasetId") or body.get("dataset_id"):
         text = describe_baseline(run.get("baseline"), run.get("baselineResolution"))
@@ -331,7 +331,8 @@ def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, worl
                    "neens.version_label (pass --version-label)")
             world.log(f"neens: warning: {msg}")
             outcome.warnings.append(msg)
-    outcome.extra["version_label"] = label
+    outcome.version_label = label
+    outcome.agent_timeout = opts.per_item_timeout
     with fetch_items(client, run_id) as items:
         total = len(items)
         warn_otlp(world, client.base_url, outcome)
@@ -347,7 +348,7 @@ def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, worl
                                          workers=opts.workers)
     ok = total - sum(1 for inv in outcome.invocations if not inv.ok)
     world.log(f"Command finished for {ok}/{total} item(s) with rc=0")
-    outcome.extra["started"] = True
+    outcome.started = True
     digest = None if opts.full_items else ItemDigest()
     outcome.run = start_and_wait(client, run_id, world=world, interval=opts.poll_interval,
                                  timeout=opts.poll_timeout, digest=digest)

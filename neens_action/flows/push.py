@@ -79,13 +79,13 @@ def drive_push(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *
     """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 for the policy). Raises NeensError /
     Interrupted; a terminal ``failed`` run is recorded in ``outcome.error`` and the gate is
     still fetched."""
-    outcome.extra["version_label"] = body.get("version_label")
-    outcome.extra["agent_connection"] = body.get("agent_connection_id")
+    outcome.version_label = body.get("version_label")
+    outcome.agent_connection = body.get("agent_connection_id")
     created = create_run(client, body, world=world, outcome=outcome)
     run_id = outcome.run_id
     start = world.clock.monotonic()
     answer = trigger(client, run_id, world=world, timeout=poll_timeout)
-    outcome.extra["triggered"] = True
+    outcome.triggered = True
     if is_terminal(answer):
         run = answer
         world.log(f"  run status: {run.get('status')} (inline: nothing to poll)")
@@ -121,7 +121,7 @@ def guarded(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, w
             cancel_created_run(client, outcome, world)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
-        if outcome.run_id and not outcome.extra.get("triggered"):
+        if outcome.run_id and not outcome.triggered:
             cancel_created_run(client, outcome, world)  # created, never triggered: cancel it
     return outcome
 

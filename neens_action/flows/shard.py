@@ -41,7 +41,7 @@ from neens_action.flows.pull import (
 )
 from neens_action.flows.runs import TERMINAL_RUN, poll_run
 from neens_action.items import FrozenItem, ItemDigest
-from neens_action.outcome import Outcome
+from neens_action.outcome import Outcome, ShardInfo
 from neens_action.settings.shard import resume_command
 from neens_action.world import World
 
@@ -75,7 +75,7 @@ def shard_items(items: Sequence[FrozenItem], index: int, total: int) -> list[Fro
 
 
 def _cancel_ours(client: NeensClient, outcome: Outcome, world: World) -> None:
-    if outcome.run_id and outcome.extra.get("created"):
+    if outcome.run_id and outcome.created:
         try:
             client.cancel_run(outcome.run_id, quick=True)
             world.log(f"neens: cancelled run {outcome.run_id}")
@@ -100,7 +100,7 @@ def run_create_only(settings: EvalRunSettings, *, client: NeensClient, world: Wo
     body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     try:
         outcome.run = create_run(client, body, world=world, outcome=outcome)
-        outcome.extra["version_label"] = body["version_label"]
+        outcome.version_label = body["version_label"]
         world.log(f"Run {outcome.run_id} waits for its traces: replay it with "
                   f"--run-id {outcome.run_id} --shard I/N, then finish it with "
                   f"{resume_command(outcome.run_id)}")
@@ -121,8 +121,7 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
     index = int(getattr(settings, "shard_index", 1) or 1)
     total = int(getattr(settings, "shard_total", 1) or 1)
     outcome = Outcome(mode="shard", base_url=client.base_url, enforced=not settings.no_gate)
-    info: dict[str, Any] = {"index": index, "total": total, "items": 0, "totalItems": 0}
-    outcome.extra["shard"] = info
+    info = outcome.shard = ShardInfo(index=index, total=total)
     try:
         run: Mapping[str, Any] | None
         label = (settings.version_label or "").strip() or None
@@ -142,10 +141,10 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
                        "empty neens.version_label (pass --version-label)")
                 world.log(f"neens: warning: {msg}")
                 outcome.warnings.append(msg)
-        outcome.extra["version_label"] = label
+        outcome.version_label = label
         with fetch_items(client, outcome.run_id) as items:
             mine, count = shard_items(items, index, total), len(items)
-        info.update(items=len(mine), totalItems=count)
+        info.items, info.total_items = len(mine), count
         what = f"shard {index}/{total}" if total > 1 else "all items"
         if not mine:
             world.log(f"Nothing to replay in {what}: run {outcome.run_id} has {count} "
@@ -175,7 +174,7 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
                       f"{resume_command(outcome.run_id)}")
     except (Interrupted, KeyboardInterrupt):
         _interrupted(outcome, world)
-        if outcome.extra.get("created"):
+        if outcome.created:
             _cancel_ours(client, outcome, world)
         elif outcome.run_id:
             world.log(f"neens: run {outcome.run_id} was left as is; re-run this share with: "
@@ -184,11 +183,11 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
     failed = any(not inv.ok for inv in outcome.invocations)
-    if outcome.run_id and not outcome.extra.get("created") and (
+    if outcome.run_id and not outcome.created and (
             failed or outcome.interrupted or (outcome.error and outcome.invocations)):
         # which leg to re-run, and how (the shard report names it); an error before the
         # replay (a cancelled run, say) already says what to do instead
-        outcome.extra["rerun"] = resume_command(outcome.run_id, shard=(index, total),
+        outcome.rerun = resume_command(outcome.run_id, shard=(index, total),
                                                 command=settings.command)
     return outcome
 
@@ -295,7 +294,7 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
                 world.log(f"neens: warning: {msg}")
                 outcome.warnings.append(msg)
             elif missing and run.get("status") == "awaiting_traces":
-                outcome.extra["missing_items"] = list(missing)
+                outcome.missing_items = list(missing)
                 rows = run.get("items")
                 raise RunError(_describe_missing(outcome.run_id, missing,
                                                  len(rows) if isinstance(rows, list)
@@ -307,7 +306,7 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
         elif status != "running":
             raise RunError(f"run {outcome.run_id} has status {str(status)[:40]!r}: "
                            "only a run awaiting traces can be finished")
-        outcome.extra["started"] = True
+        outcome.started = True
         if status not in TERMINAL_RUN:
             if status == "awaiting_traces":
                 world.log("Starting run (POST /start) ...")

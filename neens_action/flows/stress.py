@@ -161,7 +161,7 @@ def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world
         raise RunError("the server created no run (the launch response carried no 'id')")
     if outcome is not None:
         outcome.run_id = run_id
-        outcome.extra["created"] = True
+        outcome.created = True
     world.log(f"Launched scenario suite {suite_id} as run {run_id} "
               f"(runner mode {run.get('runnerMode') or body.get('runner_mode') or 'default'})")
     world.log(f"Baseline: {describe_baseline(run.get('baseline'), run.get('baselineResolution'))}")
@@ -175,7 +175,7 @@ def _drive_push(client: NeensClient, outcome: Outcome, settings: StressSettings,
 
     start = world.clock.monotonic()
     answer = trigger(client, outcome.run_id, world=world, timeout=settings.poll_timeout)
-    outcome.extra["started"] = True
+    outcome.started = True
     if is_terminal(answer):
         run = answer
         world.log(f"  run status: {run.get('status')} (inline: nothing to poll)")
@@ -222,9 +222,9 @@ def drive(client: NeensClient, settings: StressSettings, outcome: Outcome, *, wo
     prov = settings.resolve_provenance(world.environ)
     run = launch(client, suite_id, launch_body(settings, prov, policy), world=world,
                  outcome=outcome)
-    outcome.extra["version_label"] = settings.version_label
+    outcome.version_label = settings.version_label
     if settings.push:
-        outcome.extra["agent_connection"] = settings.agent_connection
+        outcome.agent_connection = settings.agent_connection
         _drive_push(client, outcome, settings, world=world, policy=policy)
         return
     opts = pull.DriveOptions(
@@ -260,6 +260,6 @@ def run_stress(settings: StressSettings, *, client: NeensClient, world: World,
             pull.handle_interrupt(client, outcome, world=world, command=settings.command)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
-        if outcome.run_id and not outcome.extra.get("started"):
+        if outcome.run_id and not outcome.started:
             cancel_created_run(client, outcome, world)  # launched but never driven: do not leave it
     return outcome

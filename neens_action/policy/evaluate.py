@@ -8,12 +8,12 @@ a warning (spec 8.2: a failed fetch never blocks, and never passes silently).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.values import number as num
 from neens_action.outcome import Outcome
+from neens_action.policy.result import PolicyEval, RuleResult
 from neens_action.policy.validate import NESTED, Rule, fmt
 
 if TYPE_CHECKING:
@@ -22,84 +22,6 @@ if TYPE_CHECKING:
 AVG_TRAIT = {"cost": "avg_cost", "latency": "avg_latency", "steps": "avg_steps"}
 DELTA_SIGNAL = {"cost": "cost", "latency": "latencyMs", "steps": "steps"}
 PRICING_HINT = "set a rate under Settings → Model pricing"
-
-
-@dataclass(frozen=True)
-class RuleResult:
-    """One evaluated check. ``dimension`` holds the result label (``cost``,
-    ``regressions``, ``metric[faithfulness]``, ``gate_drift:<id>`` ...)."""
-
-    dimension: str
-    severity: str  # block | warn
-    status: str  # pass | fail | warn | skipped
-    observed: Any
-    threshold: Any
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dimension": self.dimension,
-            "severity": self.severity,
-            "status": self.status,
-            "observed": finite(self.observed),
-            "threshold": finite(self.threshold),
-            "reason": self.reason,
-        }
-
-    def to_ci_rule(self) -> dict[str, Any]:
-        """The ``rules[]`` entry of the ci-result report (spec 4.9)."""
-        return {
-            "rule": self.dimension,
-            "observed": finite(self.observed),
-            "threshold": finite(self.threshold),
-            "severity": self.severity,
-            "outcome": self.status,
-            "message": self.reason,
-        }
-
-
-@dataclass(frozen=True)
-class PolicyEval:
-    blocked: bool
-    warned: bool
-    results: list[RuleResult] = field(default_factory=list)
-
-    @property
-    def failures(self) -> list[RuleResult]:
-        return [r for r in self.results if r.status == "fail"]
-
-    @property
-    def warnings(self) -> list[RuleResult]:
-        return [r for r in self.results if r.status == "warn"]
-
-    def reasons(self) -> list[str]:
-        """Why the policy blocks (each failing rule), then what it warns about."""
-        return [r.reason for r in self.failures] + [f"warning: {r.reason}" for r in self.warnings]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "blocked": self.blocked,
-            "warned": self.warned,
-            "results": [r.to_json() for r in self.results],
-        }
-
-
-def finite(value: Any) -> Any:
-    """JSON-safe copy: non-finite floats become None (recursively)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
-
-
-def num(value: Any) -> int | float | None:
-    """A finite number, else None (booleans and NaN are not measurements)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def count(value: int | float) -> int | float:

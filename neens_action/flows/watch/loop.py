@@ -223,7 +223,7 @@ class WatchLoop:
             outcome.error = "the server created no run (the response carried no 'id')"
             return None
         outcome.run_id = run_id
-        outcome.extra["created"] = True
+        outcome.created = True
         self.world.log(f"  created run {run_id}")
         return run
 
@@ -268,7 +268,7 @@ class WatchLoop:
         if isinstance(outcome.gate, dict) and isinstance(outcome.gate.get("passed"), bool):
             result.gate_passed = outcome.gate["passed"]
         if outcome.policy_eval is not None:
-            result.policy_blocked = bool(getattr(outcome.policy_eval, "blocked", False))
+            result.policy_blocked = outcome.policy_eval.blocked
         if result.error is None:
             result.metrics = watch_diff.metrics(outcome.run, outcome.gate)
             result.states = watch_diff.item_states(outcome.run, self._rows(outcome))

@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from neens_action.outcome import Outcome
+from neens_action.policy.result import PolicyEval
 from neens_action.report.build.baseline import describe_baseline
 from neens_action.report.build import headline as hl
 from neens_action.report.build.evidence import (
@@ -30,7 +31,6 @@ from neens_action.verdict import (
     gate_passed,
     policy_flags,
     policy_results,
-    result_field,
 )
 
 NOT_COMPARED = "not compared (no baseline)"
@@ -140,13 +140,10 @@ def gates_table(rows: list[Any]) -> Table | None:
     return Table(title="eval gates", columns=list(GATE_COLUMNS), rows=out, footer=footer)
 
 
-def policy_lines(policy_eval: Any) -> list[PolicyLine]:
-    return [PolicyLine(label=str(result_field(r, "dimension") or "?"),
-                       severity=str(result_field(r, "severity") or "block"),
-                       status=str(result_field(r, "status") or "?"),
-                       observed=fmt_value(result_field(r, "observed")),
-                       threshold=fmt_value(result_field(r, "threshold")),
-                       reason=str(result_field(r, "reason") or ""))
+def policy_lines(policy_eval: PolicyEval | None) -> list[PolicyLine]:
+    return [PolicyLine(label=r.dimension or "?", severity=r.severity or "block",
+                       status=r.status or "?", observed=fmt_value(r.observed),
+                       threshold=fmt_value(r.threshold), reason=r.reason or "")
             for r in policy_results(policy_eval)]
 
 
@@ -239,7 +236,7 @@ def build_eval_report(outcome: Outcome) -> Report:
         kind, report.hints = error_kind(outcome.error)
         report.headline = f"{kind}: the run did not finish, so nothing was gated."
     else:
-        report.hints = failure_hints(failures, outcome.extra.get("timeout"))
+        report.hints = failure_hints(failures, outcome.agent_timeout)
     if outcome.gate is not None:
         completed, total = _int(run.get("completed")) or 0, _int(run.get("total")) or 0
         regs = NOT_COMPARED if net is None else str(net)

@@ -23,7 +23,8 @@ from neens_action.report.fmt import (
 )
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure
-from neens_action.verdict import gate_passed, policy_results, result_field
+from neens_action.policy.result import RuleResult
+from neens_action.verdict import gate_passed, policy_results
 
 NOT_COMPARED = "not compared (no baseline)"
 _KEY = re.compile(r"^\S+ (max_\w+|min_\w+)")
@@ -84,11 +85,11 @@ def _fmt(kind: str, value: object) -> str:
     return {"usd": usd, "ms": ms, "rate": rate}.get(kind, number)(value)
 
 
-def policy_phrase(result: object) -> str:
+def policy_phrase(result: RuleResult) -> str:
     """``cost +1,567 % (max 20 %)`` / ``latency 401 ms (max 300 ms)`` for one rule result."""
-    label = str(result_field(result, "dimension") or "?")
-    reason = str(result_field(result, "reason") or "")
-    observed, threshold = result_field(result, "observed"), result_field(result, "threshold")
+    label = result.dimension or "?"
+    reason = result.reason or ""
+    observed, threshold = result.observed, result.threshold
     if finite(observed) is None or finite(threshold) is None:
         return reason or label
     match = _KEY.match(reason)
@@ -109,7 +110,7 @@ def policy_phrase(result: object) -> str:
 
 def _policy(outcome: Outcome, status: str) -> list[str]:
     return [policy_phrase(r) for r in policy_results(outcome.policy_eval)
-            if result_field(r, "status") == status]
+            if r.status == status]
 
 
 def caveats(outcome: Outcome) -> list[str]:
@@ -122,8 +123,8 @@ def caveats(outcome: Outcome) -> list[str]:
         out.append(f"{why}: no baseline run matched these items. Run the job on your default "
                    "branch too, so pull requests have a run to compare with.")
     for r in policy_results(outcome.policy_eval):
-        if result_field(r, "status") == "skipped" and result_field(r, "severity") == "block":
-            out.append(f"Policy rule not evaluated: {result_field(r, 'reason')}")
+        if r.status == "skipped" and r.severity == "block":
+            out.append(f"Policy rule not evaluated: {r.reason}")
     if not outcome.enforced and (gate_passed(outcome) is not True or _policy(outcome, "fail")):
         out.append("The gate failed but `no-gate` waived it: this build is not blocked.")
     return out

@@ -60,18 +60,6 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _policy_json(policy_eval: Any) -> Any:
-    if isinstance(policy_eval, dict):
-        return policy_eval
-    to_json = getattr(policy_eval, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    return {"blocked": bool(getattr(policy_eval, "blocked", False)),
-            "warned": bool(getattr(policy_eval, "warned", False)),
-            "results": [vars(r) if hasattr(r, "__dict__") else r
-                        for r in getattr(policy_eval, "results", []) or []]}
-
-
 def _num(value: Any) -> float | int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -106,7 +94,7 @@ def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
         "gates": list(gate_d.get("gates") or []) if isinstance(gate_d.get("gates"), list) else [],
     }
     if outcome.policy_eval is not None:
-        doc["policyEval"] = _policy_json(outcome.policy_eval)
+        doc["policyEval"] = outcome.policy_eval.to_json()
     doc["gatesPolicy"] = run_d.get("gatesPolicy")
     drift = run_d.get("gateDrift")
     doc["drift"] = list(drift) if isinstance(drift, list) else []

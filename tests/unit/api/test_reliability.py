@@ -56,7 +56,7 @@ def test_failed_report_of_a_gated_run_is_one_warning():
 def test_a_signal_during_the_report_interrupts_it_and_cancels_our_run():
     w = world()
     client = ReportClient(Interrupted("interrupted by SIGTERM"))
-    outcome = Outcome(mode="run", run_id="r1", gate={"passed": True}, extra={"created": True})
+    outcome = Outcome(mode="run", run_id="r1", gate={"passed": True}, created=True)
     report = pipeline.conclude(outcome, job=JOBS["run"], world=w, client=client)
     assert report.verdict == "errored"
     assert outcome.interrupted and (outcome.exit_code, outcome.build_verdict) == (130, "errored")

@@ -144,7 +144,7 @@ def test_run_id_flow_happy_path():
     o = run_pull(settings(run_id="ppr_9"), client=c, world=w)
     assert o.error is None and o.gate["passed"] is True
     assert c.names() == ["get_run", "get_items", "start_run", "get_run", "get_run", "get_gate"]
-    assert o.extra["version_label"] == "from-run"
+    assert o.version_label == "from-run"
     # a console-only run keeps no record of a good item and folds the terminal items
     assert o.invocations == [] and "items" not in o.run
     assert (o.item_digest.total, o.item_digest.passed, o.item_digest.rows) == (2, 2, [])

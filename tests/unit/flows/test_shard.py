@@ -184,7 +184,7 @@ def test_shard_replays_only_its_share_and_never_starts(tmp_path):
     assert doc["shard"] == {"index": 2, "total": 3, "items": 3, "totalItems": 9}
     assert doc["next"]["finish"] == "neens eval run --run-id r1 --finish"
     assert "--finish" in w.err.getvalue()
-    assert "rerun" not in outcome.extra and not report.hints  # nothing to re-run
+    assert not outcome.rerun and not report.hints  # nothing to re-run
 
 
 def test_shard_where_every_agent_fails_is_a_run_error():
@@ -237,7 +237,7 @@ def test_finish_refuses_naming_the_items_without_a_trace():
     outcome = shard.run_finish(s, client=client, world=world())
     assert outcome.error.startswith("2 of 3 item(s) of run r1 have no trace")
     assert ": b, c." in outcome.error
-    assert outcome.extra["missing_items"] == ["b", "c"]
+    assert outcome.missing_items == ["b", "c"]
     assert "start_run" not in client.calls
 
 

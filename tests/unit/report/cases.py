@@ -7,7 +7,8 @@ import copy
 from collections.abc import Callable
 
 from neens_action.ci.main import EMPTY_KEY
-from neens_action.outcome import Invocation, Outcome, SweepOutcome
+from neens_action.outcome import Invocation, Outcome, ShardInfo, SweepOutcome
+from neens_action.policy.result import PolicyEval, RuleResult
 from neens_action.report.build.errors import bad_input_report
 from neens_action.report.build.eval import build_eval_report
 from neens_action.report.build.shard import build_create_report, build_shard_report
@@ -154,7 +155,7 @@ def eval_gates(gates_only: bool = False) -> Outcome:
     return o
 
 
-def _policy(status: str) -> dict:
+def _policy(status: str) -> PolicyEval:
     results = [
         {"dimension": "cost", "severity": "block" if status == "fail" else "warn",
          "status": status, "observed": 1567.0, "threshold": 20,
@@ -165,7 +166,8 @@ def _policy(status: str) -> dict:
         {"dimension": "pass_rate", "severity": "block", "status": "pass", "observed": 1.0,
          "threshold": 0.9, "reason": "pass_rate 1 >= 0.9"},
     ]
-    return {"blocked": status == "fail", "warned": status == "warn", "results": results}
+    return PolicyEval(blocked=status == "fail", warned=status == "warn",
+                      results=[RuleResult(**r) for r in results])
 
 
 def policy(status: str) -> Outcome:
@@ -244,7 +246,7 @@ def sweep(kind: str) -> Report:
 
 def shard(step: str) -> Report:
     o = Outcome(mode=step, run_id="ppr_300", base_url="http://127.0.0.1:8080",
-                extra={"created": True, "shard": "1/3", "replayed": 2})
+                created=True, shard=ShardInfo(index=1, total=3))
     return build_create_report(o) if step == "create" else build_shard_report(o)
 
 

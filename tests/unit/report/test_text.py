@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.build.eval import build_eval_report, gate_label, pct_int
@@ -111,24 +110,8 @@ def test_not_compared_warning_and_no_gate():
 
 
 def test_policy_lines():
-    @dataclass
-    class R:
-        dimension: str
-        severity: str
-        status: str
-        observed: object
-        threshold: object
-        reason: str
-
-    @dataclass
-    class E:
-        blocked: bool
-        warned: bool
-        results: list = field(default_factory=list)
-
-        def to_json(self):
-            return {"blocked": self.blocked, "warned": self.warned,
-                    "results": [vars(r) for r in self.results]}
+    from neens_action.policy.result import PolicyEval as E
+    from neens_action.policy.result import RuleResult as R
 
     pe = E(True, True, [R("cost", "warn", "warn", 0.0123, 0.01, "avg cost over budget"),
                         R("abs_failures", "block", "fail", 4, 3, "4 > 3")])
