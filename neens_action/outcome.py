@@ -1,8 +1,8 @@
 """Plain data produced by a flow: what happened, before anyone decides or renders anything.
 
-A flow (pull, push, stress, shard/finish) fills an :class:`Outcome` from the server's own
-payloads (kept as the dicts the API returned, keys as in ``spec/neens-api.md``) plus what it
-observed locally (agent invocations). ``verdict.py`` turns it into an exit code and build
+A flow (pull, push, stress, shard/finish) fills an :class:`Outcome` from the server's answers
+(decoded by the client into the typed objects of :mod:`neens_action.api.answers`) plus what
+it observed locally (agent invocations). ``verdict.py`` turns it into an exit code and build
 verdict; ``report/`` turns it into a :class:`~neens_action.report.model.Report`.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.items import ItemDigest
 
 if TYPE_CHECKING:
@@ -54,15 +56,15 @@ class ShardInfo:
 
 @dataclass
 class Outcome:
-    """Everything one eval-style command learned. Server payloads are kept verbatim."""
+    """Everything one eval-style command learned."""
 
     mode: str  # "run" | "push" | "stress" | "finish" | "watch"
     run_id: str = ""
     base_url: str = ""
-    run: JsonDict | None = None  # terminal run object (E2)
-    gate: JsonDict | None = None  # gate response (E7)
-    comparison: JsonDict | None = None  # E8, only when a policy is in play
-    metrics: JsonDict | None = None  # E9, only when a policy is in play
+    run: Run | None = None  # the terminal run (or the create answer of a step that waits)
+    gate: Gate | None = None  # the gate answer: None => nothing was measured
+    comparison: Comparison | None = None  # with a policy, or when some item did not pass
+    metrics: Metrics | None = None  # only when a policy is in play
     # one per item; with ``item_digest`` set, only those that did not succeed
     invocations: list[Invocation] = field(default_factory=list)
     # console-only runs: the terminal run's items folded as they streamed in (``run`` then

@@ -226,8 +226,9 @@ def _attach_links(report: Report, outcome: AnyOutcome, world: World, *, ui_url: 
     anything is rendered."""
     from neens_action.report.links import attach
 
-    base = ((outcome.gate or {}).get("baseline") if isinstance(outcome, Outcome) else None)
-    base_id = str(base.get("runId") or "") if isinstance(base, dict) else ""
+    base = (outcome.gate.baseline if isinstance(outcome, Outcome) and outcome.gate is not None
+            else None)
+    base_id = base.run_id if base is not None else ""
     attach(report, ui_url=ui_url, environ=world.environ, baseline_run_id=base_id)
 
 

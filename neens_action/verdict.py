@@ -36,10 +36,7 @@ SDK = {"name": "neens-action", "version": __version__, "language": "python"}
 
 def gate_passed(outcome: Outcome) -> bool | None:
     """The server gate's ``passed`` as read: True/False, None when absent or not a bool."""
-    if not isinstance(outcome.gate, dict):
-        return None
-    value = outcome.gate.get("passed")
-    return value if isinstance(value, bool) else None
+    return None if outcome.gate is None else outcome.gate.passed
 
 
 def policy_flags(policy_eval: PolicyEval | None) -> tuple[bool, bool]:
@@ -55,13 +52,13 @@ def decide(outcome: Outcome) -> Verdict:
         return EXIT_INTERRUPTED, "errored"
     if outcome.error:
         return EXIT_ERROR, "errored"
-    if not isinstance(outcome.gate, dict):
+    if outcome.gate is None:
         return EXIT_ERROR, "errored"
     blocked, warned = policy_flags(outcome.policy_eval)
     failed = gate_passed(outcome) is not True or blocked
     if failed and outcome.enforced:
         return EXIT_FAILED, "blocked"
-    if warned or outcome.gate.get("guardrailWarnings"):
+    if warned or outcome.gate.guardrail_warnings:
         return EXIT_PASSED, "warned"
     if failed:  # --no-gate let a breach through
         return EXIT_PASSED, "warned"

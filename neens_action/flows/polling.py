@@ -106,7 +106,7 @@ def poll_until(
             return obj
         remaining = deadline - clock.monotonic()
         if remaining <= 0 or (stop is not None and stop()):
-            state = text if text is not None else str(obj.get("status") or "unknown")
+            state = text if text is not None else str(getattr(obj, "status", "") or "unknown")
             raise PollTimeout(f"{what} did not finish within {timeout:g}s (last status: "
                               f"{state}); raise --poll-timeout or check the run in Neens", obj)
         delay = next(delays)

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from neens_action.agents import correlation
 from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
 from neens_action.agents.workers import make_runner
+from neens_action.api.answers import Gate, Run, describe_baseline
+from neens_action.api.values import whole
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
 from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
 from neens_action.flows.runs import poll_run
 from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
-from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings import provenance
 from neens_action.world import World
 
@@ -113,40 +114,29 @@ def create_body(settings: EvalRunSettings, prov: provenance.Provenance,
     return body
 
 
-def _gate_names(rows: Any) -> str:
-    names = []
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict):
-            names.append(str(row.get("name") or row.get("gateId") or "?"))
-    return ", ".join(names)
-
-
 def create_run(client: NeensClient, body: Mapping[str, Any], *, world: World,
-               outcome: Outcome) -> dict[str, Any]:
+               outcome: Outcome) -> Run:
     """E1, then the create lines (spec 10.1) and the eval-gates acknowledgement (spec 4.3).
 
     Sets ``outcome.run_id`` as soon as the run exists. Raises NeensError.
     """
     run = client.create_run(body)
-    if isinstance(run, dict):
-        run.pop("items", None)  # the frozen items come from E3; do not hold N items twice
-    run_id = run.get("id") if isinstance(run, dict) else None
-    if not run_id or not isinstance(run_id, str):
+    run_id = run.id
+    if not run_id:
         raise RunError("the server created no run (the response carried no 'id')")
     outcome.run_id = run_id
     outcome.created = True
     world.log(f"Created run {run_id}")
-    if run.get("datasetId") or body.get("dataset_id"):
-        text = describe_baseline(run.get("baseline"), run.get("baselineResolution"))
-        world.log(f"Baseline: {text}")
+    if run.dataset_id or body.get("dataset_id"):
+        world.log(f"Baseline: {describe_baseline(run.baseline, run.baseline_resolution)}")
     if "gates_policy" in body:
         _ack_gates_policy(run, body["gates_policy"], world=world, outcome=outcome)
     sent = body.get("gates")
     if sent:
-        if "gates" not in run:
+        if run.gates is None:
             raise RunError("the server ignored the eval-gates request (its response has no "
                            "'gates'): it predates eval gates")
-        rows = run.get("gates") or []
+        rows = run.gates
         if not rows:
             if sent == "active":
                 msg = ("WARNING: the project has no active eval gate: nothing from --gates "
@@ -156,27 +146,25 @@ def create_run(client: NeensClient, body: Mapping[str, Any], *, world: World,
             else:
                 raise RunError(f"none of the requested eval gates exist: {', '.join(sent)}")
         else:
-            world.log(f"Enforcing {len(rows)} eval gate(s): {_gate_names(rows)}")
+            world.log(f"Enforcing {len(rows)} eval gate(s): {', '.join(rows)}")
     return run
 
 
-def _ack_gates_policy(run: Mapping[str, Any], sent: Mapping[str, Any], *, world: World,
+def _ack_gates_policy(run: Run, sent: Mapping[str, Any], *, world: World,
                       outcome: Outcome) -> None:
-    """Spec 4.3: a declared gates block must be echoed; drift lines are printed."""
-    if "gatesPolicy" not in run:
+    """A declared gates block must be echoed; drift lines are printed."""
+    if not run.gates_policy_said:
         raise RunError("the server ignored the policy's 'gates' block (its response has no "
                        "'gatesPolicy'): it predates gate-as-code gates")
-    drift = run.get("gateDrift") if isinstance(run.get("gateDrift"), list) else []
-    if not run.get("gates") and not drift:
+    if not run.gates and not run.gate_drift:
         msg = "the policy's 'gates' block selected no eval gate in this project"
         world.log(f"WARNING: {msg}")
         outcome.warnings.append(msg)
-    elif run.get("gates"):
-        world.log(f"Enforcing {len(run['gates'])} eval gate(s): {_gate_names(run['gates'])}")
+    elif run.gates:
+        world.log(f"Enforcing {len(run.gates)} eval gate(s): {', '.join(run.gates)}")
     tier = "BLOCKING" if sent.get("severity", "block") == "block" else "WARNING"
-    for item in drift:
-        if isinstance(item, dict):
-            world.log(f"gate drift ({tier}): {item.get('message') or item.get('kind')}")
+    for item in run.gate_drift:
+        world.log(f"gate drift ({tier}): {item.message or item.kind}")
 
 
 # -- drive ---------------------------------------------------------------------------------------
@@ -249,7 +237,7 @@ def agents_phrase(concurrency: int, workers: int | None) -> str:
 
 
 def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: float,
-                   timeout: float, digest: ItemDigest | None = None) -> dict[str, Any]:
+                   timeout: float, digest: ItemDigest | None = None) -> Run:
     """E4 (a 409 means already terminal), then poll E2 until terminal (see poll_run)."""
     world.log("Starting run (POST /start) ...")
     client.start_run(run_id)
@@ -258,27 +246,23 @@ def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: 
                     digest=digest)
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _count(value: int | float | None) -> int:
+    return whole(value) or 0
 
 
 def some_item_failed(outcome: Outcome) -> bool:
     """True when an item did not pass (by the gate, the run's items or our own agents)."""
-    gate = outcome.gate if isinstance(outcome.gate, dict) else {}
-    rate = gate.get("passRate")
-    if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1:
+    gate = outcome.gate or Gate()
+    if gate.pass_rate is not None and gate.pass_rate < 1:
         return True
-    if _count(gate.get("regressions")) > 0 or any(not inv.ok for inv in outcome.invocations):
+    if _count(gate.regressions) > 0 or any(not inv.ok for inv in outcome.invocations):
         return True
-    run = outcome.run or {}
-    agg = run.get("aggregate") if isinstance(run.get("aggregate"), dict) else {}
-    if _count(agg.get("failed")) + _count(agg.get("errored")) > 0:
+    run = outcome.run or Run()
+    if _count(run.aggregate.failed) + _count(run.aggregate.errored) > 0:
         return True
     if outcome.item_digest is not None and outcome.item_digest.not_passing:
         return True
-    items = run.get("items")
-    return isinstance(items, list) and any(
-        isinstance(i, dict) and i.get("passed") is not True for i in items)
+    return run.items is not None and any(i.passed is not True for i in run.items)
 
 
 def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
@@ -287,7 +271,7 @@ def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
     items from those failing as before); E9 with a policy. A failed E8/E9 is a warning.
     The policy itself is evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
     outcome.gate = client.get_gate(outcome.run_id)
-    fetches: list[tuple[str, Callable[[str], dict[str, Any]], str]] = []
+    fetches: list[tuple[str, Callable[[str], Any], str]] = []
     if policy is not None or some_item_failed(outcome):
         fetches.append(("comparison", client.get_comparison, "comparison"))
     if policy is not None:
@@ -303,18 +287,18 @@ def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
             outcome.warnings.append(msg)
 
 
-def note_run(run: Mapping[str, Any], outcome: Outcome, world: World) -> None:
+def note_run(run: Run, outcome: Outcome, world: World) -> None:
     """Warnings carried by the terminal run (label mismatch)."""
-    if run.get("labelMismatch"):
+    if run.label_mismatch:
         msg = ("some traces carried a neens.version_label different from the run's label "
-               f"{run.get('versionLabel')!r}; they were linked by run and item id anyway: "
+               f"{run.version_label!r}; they were linked by run and item id anyway: "
                "check what sets NEENS_VERSION_LABEL / OTEL_RESOURCE_ATTRIBUTES in your agent")
         world.log(f"neens: warning: {msg}")
         outcome.warnings.append(msg)
 
 
 def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, world: World,
-              run: Mapping[str, Any] | None = None) -> Outcome:
+              run: Run | None = None) -> Outcome:
     """Items -> agents -> /start -> poll -> gate (+policy) for ``outcome.run_id``.
 
     ``run`` is the run object already known (e.g. the create response). A terminal
@@ -324,8 +308,8 @@ def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, worl
     run_id = outcome.run_id
     label = opts.version_label
     if label is None:
-        current = run if run is not None and "versionLabel" in run else client.get_run(run_id)
-        label = str(current.get("versionLabel") or "")
+        current = run if run is not None and run.version_label_said else client.get_run(run_id)
+        label = current.version_label
         if not label:
             msg = (f"run {run_id} has no version label: traces are tagged with an empty "
                    "neens.version_label (pass --version-label)")
@@ -354,10 +338,10 @@ def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, worl
                                  timeout=opts.poll_timeout, digest=digest)
     outcome.item_digest = digest
     note_run(outcome.run, outcome, world)
-    if outcome.run.get("status") == "failed":
-        detail = outcome.run.get("error") or outcome.run.get("detail")
+    if outcome.run.status == "failed":
+        detail = outcome.run.error
         outcome.error = f"run {run_id} ended with status 'failed'" + (
-            f": {detail}" if isinstance(detail, str) and detail else "")
+            f": {detail}" if detail else "")
     collect_verdict(client, outcome, world=world, policy=opts.policy)
     return outcome
 

@@ -3,9 +3,11 @@ run's verdict through the one poll loop (:mod:`neens_action.flows.polling`), bas
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from neens_action.api.answers import Run
 from neens_action.errors import RunError
 from neens_action.flows.polling import poll_until
 from neens_action.items import ItemDigest
@@ -14,47 +16,37 @@ from neens_action.world import World
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
 
-TERMINAL_RUN = frozenset({"completed", "completed_with_regressions", "failed", "cancelled"})
+def is_terminal(run: Run | None) -> bool:
+    return run is not None and run.terminal
 
 
-def is_terminal(run: dict[str, Any] | None) -> bool:
-    return isinstance(run, dict) and run.get("status") in TERMINAL_RUN
+def progress_text(run: Run) -> str:
+    return f"{run.status or 'unknown'} ({run.completed}/{run.total} scored)"
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def progress_text(run: dict[str, Any]) -> str:
-    return (f"{run.get('status') or 'unknown'} "
-            f"({_int(run.get('completed'))}/{_int(run.get('total'))} scored)")
-
-
-def legacy_notice(run: dict[str, Any]) -> str | None:
-    if not run.get("legacyCorrelationSeenAt"):
+def legacy_notice(run: Run) -> str | None:
+    if not run.legacy_seen:
         return None
-    attrs = run.get("legacyCorrelationAttrs") or []
-    names = ", ".join(str(a) for a in attrs) if isinstance(attrs, list) and attrs else "old names"
+    names = ", ".join(run.legacy_attrs) or "old names"
     return (f"traces with old-brand correlation attributes ({names}) reached this run and "
             "correlate to nothing: upgrade the agent's instrumentation to the neens.* attributes")
 
 
-def all_scored(run: dict[str, Any]) -> bool:
+def all_scored(run: Run) -> bool:
     """A started run whose every item is scored: only its verdict is still to come."""
-    total = _int(run.get("total"))
-    return run.get("status") == "running" and total > 0 and _int(run.get("completed")) >= total
+    return run.status == "running" and run.total > 0 and run.completed >= run.total
 
 
 def poll_run(client: NeensClient, run_id: str, *, world: World, interval: float, timeout: float,
-             on_poll: Callable[[dict[str, Any]], None] | None = None,
-             digest: ItemDigest | None = None) -> dict[str, Any]:
+             on_poll: Callable[[Run], None] | None = None,
+             digest: ItemDigest | None = None) -> Run:
     """Poll E2 until the run is terminal (without the per-item list when the client can),
     then return the terminal run with its items, or, with ``digest``, without them: they
     are folded into the digest as they stream in (memory flat in the item count). Prints
     the legacy-correlation notice once."""
     seen = {"legacy": None}
 
-    def watch(run: dict[str, Any]) -> None:
+    def watch(run: Run) -> None:
         if seen["legacy"] is None:
             notice = legacy_notice(run)
             if notice:
@@ -75,12 +67,13 @@ def poll_run(client: NeensClient, run_id: str, *, world: World, interval: float,
             raise RunError(f"{exc} ({seen['legacy']})") from None
         raise
     if digest is not None:
-        if summary is None or isinstance(run.get("items"), list):  # the items came along
+        if summary is None or run.items is not None:  # the items came along
             digest.reset()
-            for row in run.pop("items", None) or []:
-                digest.add(row)
+            for row in run.items or ():
+                digest.add_row(row)
+            run = dataclasses.replace(run, items=None)
         else:
             run = client.get_run(run_id, digest=digest)
-    elif summary is not None and "items" not in run:  # polled without the items: read them
+    elif summary is not None and run.items is None:  # polled without the items: read them
         run = client.get_run(run_id)
     return run

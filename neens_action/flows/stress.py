@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import Run, describe_baseline
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.flows.runs import is_terminal, poll_run
 from neens_action.outcome import Outcome
-from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings import provenance
 from neens_action.settings.stress import StressSettings
 from neens_action.world import World
@@ -147,7 +147,7 @@ def wait_ready(client: NeensClient, suite_id: str, *, world: World, interval: fl
 
 
 def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world: World,
-           outcome: Outcome | None = None) -> dict[str, Any]:
+           outcome: Outcome | None = None) -> Run:
     """E20; prints the run and baseline lines. 409 (suite not ready) => one clear RunError."""
     try:
         run = client.launch_suite(suite_id, body)
@@ -156,15 +156,15 @@ def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world
             raise RunError(f"cannot launch scenario suite {suite_id}: "
                            f"{exc.detail or 'it is not ready'}") from None
         raise
-    run_id = run.get("id") if isinstance(run, dict) else None
-    if not run_id or not isinstance(run_id, str):
+    run_id = run.id
+    if not run_id:
         raise RunError("the server created no run (the launch response carried no 'id')")
     if outcome is not None:
         outcome.run_id = run_id
         outcome.created = True
     world.log(f"Launched scenario suite {suite_id} as run {run_id} "
-              f"(runner mode {run.get('runnerMode') or body.get('runner_mode') or 'default'})")
-    world.log(f"Baseline: {describe_baseline(run.get('baseline'), run.get('baselineResolution'))}")
+              f"(runner mode {run.runner_mode or body.get('runner_mode') or 'default'})")
+    world.log(f"Baseline: {describe_baseline(run.baseline, run.baseline_resolution)}")
     return run
 
 
@@ -178,17 +178,16 @@ def _drive_push(client: NeensClient, outcome: Outcome, settings: StressSettings,
     outcome.started = True
     if is_terminal(answer):
         run = answer
-        world.log(f"  run status: {run.get('status')} (inline: nothing to poll)")
+        world.log(f"  run status: {run.status} (inline: nothing to poll)")
     else:
         world.log("Waiting for scoring to complete ...")
         left = max(0.0, settings.poll_timeout - (world.clock.monotonic() - start))
         run = poll_run(client, outcome.run_id, world=world, interval=settings.poll_interval,
                        timeout=left)
     outcome.run = run
-    if run.get("status") == "failed":
-        detail = run.get("error")
+    if run.status == "failed":
         outcome.error = f"run {outcome.run_id} ended with status 'failed'" + (
-            f": {detail}" if isinstance(detail, str) and detail else "")
+            f": {run.error}" if run.error else "")
     pull.collect_verdict(client, outcome, world=world, policy=policy)
 
 

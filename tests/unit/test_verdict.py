@@ -7,6 +7,7 @@ import math
 import pytest
 
 from neens_action import __version__
+from neens_action.api.answers import Gate
 from neens_action.outcome import Outcome, SweepOutcome
 from neens_action.policy.result import PolicyEval as Eval
 from neens_action.policy.result import RuleResult as Result
@@ -14,7 +15,10 @@ from neens_action.verdict import ci_result_payload, decide, decide_step, decide_
 
 
 def outcome(**kw) -> Outcome:
+    """An outcome as the flows make it: the gate answer decoded (None: no gate answer)."""
     kw.setdefault("gate", {"passed": True})
+    if kw["gate"] is not None:
+        kw["gate"] = Gate.decode(kw["gate"])
     return Outcome(mode="run", run_id="ppr_1", **kw)
 
 

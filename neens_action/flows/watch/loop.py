@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import ItemRow, Run, item_row
 from neens_action.errors import (
     EXIT_ERROR,
     Interrupted,
@@ -206,7 +207,7 @@ class WatchLoop:
         return result
 
     def _create(self, number: int, label: str, outcome: Outcome,
-                result: IterationResult) -> dict[str, Any] | None:
+                result: IterationResult) -> Run | None:
         try:
             run = self.client.create_run(self.create_body(number, label))
         except Interrupted:
@@ -218,8 +219,8 @@ class WatchLoop:
         except NeensError as exc:
             outcome.error = str(exc)
             return None
-        run_id = run.get("id") if isinstance(run, dict) else None
-        if not isinstance(run_id, str) or not run_id:
+        run_id = run.id
+        if not run_id:
             outcome.error = "the server created no run (the response carried no 'id')"
             return None
         outcome.run_id = run_id
@@ -227,7 +228,7 @@ class WatchLoop:
         self.world.log(f"  created run {run_id}")
         return run
 
-    def _drive(self, outcome: Outcome, run: dict[str, Any], label: str) -> None:
+    def _drive(self, outcome: Outcome, run: Run, label: str) -> None:
         s = self.settings
         opts = DriveOptions(
             command=s.command, version_label=label, per_item_timeout=s.timeout,
@@ -240,7 +241,7 @@ class WatchLoop:
             raise
         except NeensError as exc:
             outcome.error = outcome.error or str(exc)
-        status = (outcome.run or {}).get("status")
+        status = outcome.run.status if outcome.run is not None else None
         if outcome.error is None and status == "cancelled":
             outcome.error = f"run {outcome.run_id} was cancelled"
         if outcome.error is not None and not is_terminal(outcome.run):
@@ -265,8 +266,8 @@ class WatchLoop:
         result.run_id = outcome.run_id
         result.exit_code, _ = decide(outcome)
         result.error = outcome.error
-        if isinstance(outcome.gate, dict) and isinstance(outcome.gate.get("passed"), bool):
-            result.gate_passed = outcome.gate["passed"]
+        if outcome.gate is not None and outcome.gate.passed is not None:
+            result.gate_passed = outcome.gate.passed
         if outcome.policy_eval is not None:
             result.policy_blocked = outcome.policy_eval.blocked
         if result.error is None:
@@ -309,12 +310,12 @@ class WatchLoop:
             return False
         return self.opts.max_iterations is None or result.number < self.opts.max_iterations
 
-    def _rows(self, outcome: Outcome) -> list[dict[str, Any]] | None:
-        """E3 rows, only when the run object carries no ``items`` list (spec 7.3)."""
-        if isinstance(outcome.run, dict) and isinstance(outcome.run.get("items"), list):
+    def _rows(self, outcome: Outcome) -> list[ItemRow] | None:
+        """The item list's rows, only when the run carries no ``items`` list."""
+        if outcome.run is not None and outcome.run.items is not None:
             return None
         try:
-            return self.client.get_items(outcome.run_id)
+            return self.client.get_items(outcome.run_id, row=item_row)
         except Interrupted:
             raise
         except NeensError as exc:

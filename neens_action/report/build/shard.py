@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASSED
+from neens_action.api.answers import Run
 from neens_action.outcome import Outcome, ShardInfo
 from neens_action.report.model import Report, Table
 from neens_action.verdict import decide_step
@@ -49,16 +50,15 @@ def _base(outcome: Outcome, title: str, headline: str) -> Report:
 
 
 def build_create_report(outcome: Outcome) -> Report:
-    run = outcome.run or {}
+    run = outcome.run or Run()
     ok = not outcome.error and not outcome.interrupted and outcome.run_id
     headline = (f"Created run {outcome.run_id}: it waits for its shards' traces."
                 if ok else "No run was created." if not outcome.run_id
                 else f"Run {outcome.run_id} was created but the step did not complete.")
     report = _base(outcome, f"Pre-prod eval {outcome.run_id or '(no run)'} (create)", headline)
     if ok:
-        total = run.get("total") if isinstance(run.get("total"), int) else None
-        report.facts = [("status", str(run.get("status") or "awaiting_traces")),
-                        ("items", "n/a" if total is None else str(total)),
+        report.facts = [("status", run.status or "awaiting_traces"),
+                        ("items", str(run.total) if run.total_said else "n/a"),
                         ("version", outcome.version_label or ""),
                         ("next", f"--run-id {outcome.run_id} --shard I/N, then "
                                  f"{_finish_cmd(outcome)}")]
@@ -118,7 +118,7 @@ def create_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     from neens_action.report.render.json import jsonable
 
     doc = _doc(outcome, report)
-    doc["run"] = outcome.run
+    doc["run"] = outcome.run.raw if outcome.run is not None else None  # as the server sent it
     done = report.exit_code == EXIT_PASSED and outcome.run_id
     doc["next"] = ({"shard": f"neens eval run --run-id {outcome.run_id} --shard I/N -- "
                              "<agent command>",

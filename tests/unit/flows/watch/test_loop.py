@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.json_stream import keep
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows.watch import loop as watch_mod
 from neens_action.flows.watch.loop import WatchLoop, WatchOptions
@@ -60,19 +62,19 @@ class FakeClient:
         self.cancelled: list[tuple[str, bool]] = []
         self.items_calls: list[str] = []
 
-    def create_run(self, body: dict) -> dict:
+    def create_run(self, body: dict) -> Run:
         self.bodies.append(body)
         nxt = self.creates.pop(0)
         if isinstance(nxt, Exception):
             raise nxt
-        return nxt
+        return Run.decode(nxt, items=False)
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> None:
         self.cancelled.append((run_id, quick))
 
-    def get_items(self, run_id: str) -> list[dict]:
+    def get_items(self, run_id: str, row=keep) -> list:
         self.items_calls.append(run_id)
-        return [{"item_id": "a", "input": "A"}]
+        return [row({"item_id": "a", "input": "A"})]
 
 
 def run_obj(run_id: str, passed: dict[str, bool | None], status: str = "completed") -> dict:
@@ -93,8 +95,9 @@ def fake_drive(script: list[object]):
         nxt = script.pop(0)
         if isinstance(nxt, BaseException):
             raise nxt
-        outcome.run, outcome.gate = nxt
-        if outcome.run.get("status") == "failed":
+        run, gate = nxt
+        outcome.run, outcome.gate = Run.decode(run), Gate.decode(gate)
+        if outcome.run.status == "failed":
             outcome.error = f"run {outcome.run_id} ended with status 'failed'"
         return outcome
 
