@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from neens_action.api.answers import Run
 from neens_action.errors import Interrupted, NeensApiError, NeensError
 from neens_action.flows.interrupt import cancel_created_run
-from neens_action.flows.pull import collect_verdict, create_body, create_run
-from neens_action.flows.runs import is_terminal, poll_run
+from neens_action.flows.pull import create_body
+from neens_action.flows.runs import collect_verdict, create_run, is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.policy import GatePolicy
 from neens_action.settings import provenance

@@ -29,18 +29,17 @@ from typing import TYPE_CHECKING
 from neens_action.api.answers import TERMINAL_RUN, Run
 from neens_action.errors import Interrupted, NeensError, RunError
 from neens_action.flows.polling import PollTimeout, poll_until
-from neens_action.flows.pull import (
-    ItemJobs,
+from neens_action.flows.pull import create_body
+from neens_action.flows.runs import (
     agents_phrase,
     collect_verdict,
-    create_body,
     create_run,
     fetch_items,
     note_run,
-    run_agents,
+    poll_run,
+    replay_items,
     warn_otlp,
 )
-from neens_action.flows.runs import poll_run
 from neens_action.items import FrozenItem, ItemDigest
 from neens_action.outcome import Outcome, ShardInfo
 from neens_action.settings.shard import resume_command
@@ -155,13 +154,7 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
         world.log(f"Replaying {what}: {len(mine)} of {count} item(s) of run "
                   f"{outcome.run_id} with {how} "
                   f"(version={label!r}); the run is not started")
-        jobs = ItemJobs(mine, run_id=outcome.run_id, version_label=label,
-                         base_env=world.environ)
-        outcome.invocations = run_agents(settings.command, jobs, world=world,
-                                         timeout=settings.timeout,
-                                         concurrency=settings.concurrency,
-                                         output_cap=settings.output_cap,
-                                         workers=settings.workers)
+        replay_items(mine, outcome, settings, world=world, label=label)
         ok = sum(1 for inv in outcome.invocations if inv.ok)
         world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
         if ok == 0:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from neens_action.api.answers import Run, describe_baseline
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
-from neens_action.flows.interrupt import cancel_created_run
+from neens_action.flows.interrupt import cancel_created_run, handle_interrupt
 from neens_action.flows.polling import PollTimeout, poll_until
-from neens_action.flows.runs import is_terminal, poll_run
+from neens_action.flows.runs import collect_verdict, drive_run, is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.settings import provenance
 from neens_action.settings.stress import StressSettings
@@ -188,7 +188,7 @@ def _drive_push(client: NeensClient, outcome: Outcome, settings: StressSettings,
     if run.status == "failed":
         outcome.error = f"run {outcome.run_id} ended with status 'failed'" + (
             f": {run.error}" if run.error else "")
-    pull.collect_verdict(client, outcome, world=world, policy=policy)
+    collect_verdict(client, outcome, world=world, policy=policy)
 
 
 def _suite(client: NeensClient, settings: StressSettings, outcome: Outcome, world: World) -> str:
@@ -226,12 +226,9 @@ def drive(client: NeensClient, settings: StressSettings, outcome: Outcome, *, wo
         outcome.agent_connection = settings.agent_connection
         _drive_push(client, outcome, settings, world=world, policy=policy)
         return
-    opts = pull.DriveOptions(
-        command=settings.command, version_label=settings.version_label,
-        per_item_timeout=settings.timeout, concurrency=settings.concurrency,
-        poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
-        output_cap=settings.output_cap, policy=policy)
-    pull.drive_run(client, outcome, opts, world=world, run=run)
+    # the stress report pairs every item with its scenario: every item is kept
+    drive_run(client, outcome, settings, world=world, policy=policy, run=run,
+              label=settings.version_label, every_item=True)
 
 
 def run_stress(settings: StressSettings, *, client: NeensClient, world: World,
@@ -256,7 +253,7 @@ def run_stress(settings: StressSettings, *, client: NeensClient, world: World,
             if outcome.run_id:
                 cancel_created_run(client, outcome, world)
         else:
-            pull.handle_interrupt(client, outcome, world=world, command=settings.command)
+            handle_interrupt(client, outcome, world=world, command=settings.command)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
         if outcome.run_id and not outcome.started:

@@ -30,8 +30,9 @@ from neens_action.errors import (
     NeensError,
     UsageError,
 )
-from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt, server_gate
-from neens_action.flows.runs import is_terminal
+from neens_action.flows.interrupt import handle_interrupt
+from neens_action.flows.pull import server_gate
+from neens_action.flows.runs import drive_run, is_terminal
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
 from neens_action.outcome import Outcome
 from neens_action.report.build import watch_diff
@@ -229,14 +230,9 @@ class WatchLoop:
         return run
 
     def _drive(self, outcome: Outcome, run: Run, label: str) -> None:
-        s = self.settings
-        opts = DriveOptions(
-            command=s.command, version_label=label, per_item_timeout=s.timeout,
-            concurrency=s.concurrency, poll_interval=s.poll_interval,
-            poll_timeout=s.poll_timeout, output_cap=s.output_cap, policy=self.policy,
-        )
-        try:
-            drive_run(self.client, outcome, opts, world=self.world, run=run)
+        try:  # every item is kept: the next iteration is diffed item by item
+            drive_run(self.client, outcome, self.settings, world=self.world, policy=self.policy,
+                      run=run, label=label, every_item=True)
         except Interrupted:
             raise
         except NeensError as exc:

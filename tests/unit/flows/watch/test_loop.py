@@ -90,8 +90,9 @@ def fake_drive(script: list[object]):
     """A drive_run stand-in: each call pops (run, gate) or an exception."""
     calls = []
 
-    def drive(client, outcome, opts, *, world, run=None):
-        calls.append((outcome.run_id, opts.version_label))
+    def drive(client, outcome, settings, *, world, policy=None, run=None, label=None,
+              every_item=None):
+        calls.append((outcome.run_id, label))
         nxt = script.pop(0)
         if isinstance(nxt, BaseException):
             raise nxt
