@@ -313,3 +313,15 @@ def test_describe_baseline_shapes():
                                                 "resolved": "prod_window", "detail": "no run"})
                              ) == \
         "production window (7d) — branch:main fell back: no run"
+
+
+def test_a_timed_out_agent_hint_names_the_deadline_in_force():
+    """The run's per-item deadline reaches the report: the hint says what to raise from."""
+    from neens_action.report.build.eval import build_eval_report
+
+    sleepy = [PY, "-c", "import time; time.sleep(30)"]
+    o = run_pull(settings(run_id="r", version_label="v", command=sleepy, timeout=1.0),
+                 client=FakeClient(items=[{"item_id": "it_1", "input": "q1"}]), world=world())
+    assert o.agent_timeout == 1.0 and o.invocations[0].timed_out
+    hints = build_eval_report(o).hints
+    assert "Raise the `timeout` input (now 1 s) or make the agent answer faster." in hints

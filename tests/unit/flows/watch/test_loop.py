@@ -93,6 +93,7 @@ def fake_drive(script: list[object]):
     def drive(client, outcome, settings, *, world, policy=None, run=None, label=None,
               every_item=None):
         calls.append((outcome.run_id, label))
+        drive.settings.append(settings)
         nxt = script.pop(0)
         if isinstance(nxt, BaseException):
             raise nxt
@@ -103,6 +104,7 @@ def fake_drive(script: list[object]):
         return outcome
 
     drive.calls = calls
+    drive.settings = []
     return drive
 
 
@@ -283,3 +285,12 @@ def test_watch_options_validation(tmp_path):
                 dict(paths=[str(tmp_path / "missing")])):
         with pytest.raises(UsageError):
             WatchOptions(**bad).validate()
+
+
+def test_each_iteration_is_driven_with_the_session_settings_workers_included(monkeypatch):
+    loop, _, _, drive = make(
+        monkeypatch, [{"id": "ppr_1"}], [(run_obj("ppr_1", {"a": True}), {"passed": True})],
+        once=True, settings={"workers": 2},
+    )
+    assert loop.run() == 0
+    assert [s.workers for s in drive.settings] == [2]  # no copy that drops a field
