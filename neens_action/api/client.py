@@ -178,7 +178,7 @@ class NeensClient(Transport):
         """E20 ``POST /scenario-suites/{id}/launch`` (creates a run) with an
         ``Idempotency-Key``: never repeated blindly (the run lookup of E1 finds it)."""
         return Run.decode(self._create(f"/scenario-suites/{path_segment(suite_id)}/launch",
-                                       body, ("/preprod-evals", "runs")), items=False)
+                                       body, ("/preprod-evals", "runs")))
 
     def _create(self, path: str, body: Mapping[str, Any], created_in: tuple[str, str]) -> dict:
         key = f"neens-action-{uuid.uuid4().hex}"

@@ -1,4 +1,4 @@
-"""The watch loop's decisions, with fakes at the edges (client, file watcher, drive_run)."""
+"""The watch session's decisions, with fakes at the edges (client, file watcher, drive_run)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from datetime import datetime, timezone
 
 import pytest
 
+from neens_action import watch_session as watch_mod
 from neens_action.api.answers import Gate, Run
 from neens_action.api.json_stream import keep
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
-from neens_action.flows.watch import loop as watch_mod
-from neens_action.flows.watch.loop import WatchLoop, WatchOptions
 from neens_action.settings.run import EvalRunSettings
+from neens_action.watch_session import WatchLoop, WatchOptions
 from neens_action.world import Clock, World
 
 

@@ -3,9 +3,14 @@
 The first iteration runs at start-up; afterwards the tree is polled every 0.5 s and, once a
 change has settled (``--debounce``), the next iteration runs. Each iteration is a brand-new
 run (E1: no gates, no provenance, no CI default baseline, label
-``<label>-watch.<session>.<N>``) driven by the pull flow's :func:`~neens_action.flows.pull.
-drive_run`, then diffed against the last iteration that had verdicts. Iterations never
-overlap: saves made while one runs are picked up when it ends and give exactly one follow-up.
+``<label>-watch.<session>.<N>``) driven through the shared run lifecycle
+(:func:`neens_action.flows.runs.drive_run`), concluded like any ``eval run`` by the job and
+the pipeline (:func:`neens_action.pipeline.conclude`: policy, then verdict), then diffed
+against the last iteration that had verdicts. Iterations never overlap: saves made while one
+runs are picked up when it ends and give exactly one follow-up.
+
+The session sits above the flows (it loops over whole jobs, as the pipeline runs one): the
+tree watcher is :mod:`neens_action.flows.watch.files`.
 
 Exit codes: ``--once`` => that iteration's code; ``--max-iterations N`` => the last
 iteration's code; a create refused with 401/403/404/422 => 2 (no file save can fix it);
@@ -34,7 +39,9 @@ from neens_action.flows.interrupt import handle_interrupt
 from neens_action.flows.pull import server_gate
 from neens_action.flows.runs import drive_run, is_terminal
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
+from neens_action.jobs import job
 from neens_action.outcome import Outcome
+from neens_action.pipeline import conclude
 from neens_action.report.build import watch_diff
 from neens_action.report.render import watch_text
 from neens_action.verdict import decide_watch
@@ -255,12 +262,12 @@ class WatchLoop:
 
     def conclude(self, result: IterationResult, outcome: Outcome) -> None:
         """Exit code, verdicts, diff; print the result block and the --json line."""
-        from neens_action.policy import apply_policy
-        from neens_action.verdict import decide
-
-        apply_policy(self.policy, outcome)  # each iteration is gated like one eval run
+        # each iteration is concluded like one eval run (policy, then verdict); watch
+        # reports no build verdict to Neens
+        conclude(outcome, job=job("run"), world=self.world, client=self.client,
+                 policy=self.policy, report_ci=False)
         result.run_id = outcome.run_id
-        result.exit_code, _ = decide(outcome)
+        result.exit_code = outcome.exit_code
         result.error = outcome.error
         if outcome.gate is not None and outcome.gate.passed is not None:
             result.gate_passed = outcome.gate.passed
