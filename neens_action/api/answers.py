@@ -185,6 +185,7 @@ class ItemRow:
     gate_name: str = ""
     judges: tuple[Judge, ...] = ()
     traced_data: bool = False  # an output, a latency or scores: the trace reached the server
+    answer_missing: bool = False  # ``output`` present but null or "": no answer text traced
 
     @classmethod
     def decode(cls, data: Json) -> ItemRow:
@@ -200,7 +201,8 @@ class ItemRow:
             score=number(data.get("score", data.get("avgScore"))),
             gate_name=text(data.get("gateName") or data.get("gateId")),
             judges=_judges(data.get("scores")),
-            traced_data=any(_present(data.get(k)) for k in ("output", "latencyMs", "scores")))
+            traced_data=any(_present(data.get(k)) for k in ("output", "latencyMs", "scores")),
+            answer_missing="output" in data and data["output"] in (None, ""))
 
     @property
     def key(self) -> str:
