@@ -23,6 +23,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple, TypeVar, overload
 
+from neens_action.api.answers import ItemRow
+
 SLIM_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "input", "passed", "score",
                   "avgScore", "reason", "reasons", "error", "gateId", "gateName", "captured")
 # Short texts that repeat across thousands of rows ("no trace captured", a gate id): one copy.
@@ -193,13 +195,14 @@ def slim_run_item(row: Any) -> Any:
 
 class ItemDigest:
     """The item rows of a terminal run, folded one at a time: how many there are, how many
-    passed, and the first ``limit`` that did not pass (slim, in replay order)."""
+    passed, and the first ``limit`` that did not pass (decoded from their slim copy, in
+    replay order)."""
 
     def __init__(self, limit: int = SHOWN_ITEMS) -> None:
         self.limit = limit
         self.total = 0
         self.passed = 0
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[ItemRow] = []
 
     @property
     def not_passing(self) -> int:
@@ -213,7 +216,15 @@ class ItemDigest:
         if row.get("passed") is True:
             self.passed += 1
         elif len(self.rows) < self.limit:
-            self.rows.append(slim_run_item(row))
+            self.rows.append(ItemRow.decode(slim_run_item(row)))
+
+    def add_row(self, row: ItemRow) -> None:
+        """Fold one decoded row in (a run whose items came along whole)."""
+        self.total += 1
+        if row.passed is True:
+            self.passed += 1
+        elif len(self.rows) < self.limit:
+            self.rows.append(row)
 
     def reset(self) -> None:
         self.total = self.passed = 0

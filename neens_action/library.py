@@ -44,10 +44,10 @@ def run_eval(
     world: World | None = None,
 ) -> Outcome:
     """Drive run ``run_id`` with ``command`` and gate it; see the module docstring."""
-    from neens_action.errors import Interrupted, NeensError, UsageError
-    from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt
+    from neens_action.errors import UsageError
     from neens_action.jobs import job
-    from neens_action.pipeline import conclude
+    from neens_action.pipeline import run_job
+    from neens_action.settings.run import EvalRunSettings
 
     if not run_id:
         raise UsageError("run_eval needs a run id")
@@ -56,25 +56,16 @@ def run_eval(
     if concurrency < 1:
         raise UsageError("concurrency must be 1 or more")
     world = world or World()
-    outcome = Outcome(mode="run", run_id=run_id, base_url=client.base_url,
-                      enforced=not no_gate)
-    if policy is not None:
-        outcome.policy_identity = policy.identity()
-    opts = DriveOptions(command=command, version_label=version_label,
-                        per_item_timeout=per_item_timeout, concurrency=concurrency,
-                        poll_interval=poll_interval, poll_timeout=poll_timeout, policy=policy)
-    try:
-        drive_run(client, outcome, opts, world=world)
-    except (Interrupted, KeyboardInterrupt):
-        handle_interrupt(client, outcome, world=world, command=command)
-    except NeensError as exc:
-        outcome.error = outcome.error or str(exc)
-    run_job = job("run")
-    report = conclude(outcome, job=run_job, world=world, client=client, policy=policy,
-                      report_ci=report_ci_result)
-    text = run_job.render_text(report)
-    if text:
-        world.log(text)
+    settings = EvalRunSettings(
+        base_url=client.base_url, run_id=run_id, command=command,  # type: ignore[arg-type]
+        version_label=version_label, timeout=per_item_timeout, concurrency=concurrency,
+        poll_interval=poll_interval, poll_timeout=poll_timeout, no_gate=no_gate,
+        full_run_items=True)
+    # the one front door: the pull flow (with its cancel-on-error), the policy, the
+    # verdict, the ci-result and the console report; signals stay the caller's
+    finished = run_job(job("run"), settings, world=world, policy=policy, client=client,
+                       report_ci=report_ci_result, handle_signals=False)
+    outcome = finished.outcome
     if outcome.interrupted:
         outcome.exit_code = 130
     return outcome

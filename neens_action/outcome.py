@@ -1,17 +1,22 @@
 """Plain data produced by a flow: what happened, before anyone decides or renders anything.
 
-A flow (pull, push, stress, shard/finish) fills an :class:`Outcome` from the server's own
-payloads (kept as the dicts the API returned, keys as in ``spec/neens-api.md``) plus what it
-observed locally (agent invocations). ``verdict.py`` turns it into an exit code and build
+A flow (pull, push, stress, shard/finish) fills an :class:`Outcome` from the server's answers
+(decoded by the client into the typed objects of :mod:`neens_action.api.answers`) plus what
+it observed locally (agent invocations). ``verdict.py`` turns it into an exit code and build
 verdict; ``report/`` turns it into a :class:`~neens_action.report.model.Report`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.items import ItemDigest
+
+if TYPE_CHECKING:
+    from neens_action.policy.result import PolicyEval
 
 JsonDict = dict[str, Any]
 
@@ -39,22 +44,33 @@ class Invocation:
 
 
 @dataclass
+class ShardInfo:
+    """This job's share of a sharded run: shard ``index`` of ``total``, ``items`` of the
+    run's ``total_items`` replayed here."""
+
+    index: int = 1
+    total: int = 1
+    items: int = 0
+    total_items: int = 0
+
+
+@dataclass
 class Outcome:
-    """Everything one eval-style command learned. Server payloads are kept verbatim."""
+    """Everything one eval-style command learned."""
 
     mode: str  # "run" | "push" | "stress" | "finish" | "watch"
     run_id: str = ""
     base_url: str = ""
-    run: JsonDict | None = None  # terminal run object (E2)
-    gate: JsonDict | None = None  # gate response (E7)
-    comparison: JsonDict | None = None  # E8, only when a policy is in play
-    metrics: JsonDict | None = None  # E9, only when a policy is in play
+    run: Run | None = None  # the terminal run (or the create answer of a step that waits)
+    gate: Gate | None = None  # the gate answer: None => nothing was measured
+    comparison: Comparison | None = None  # with a policy, or when some item did not pass
+    metrics: Metrics | None = None  # only when a policy is in play
     # one per item; with ``item_digest`` set, only those that did not succeed
     invocations: list[Invocation] = field(default_factory=list)
     # console-only runs: the terminal run's items folded as they streamed in (``run`` then
     # has no ``items``): counts and the first rows that did not pass
     item_digest: ItemDigest | None = None
-    policy_eval: Any = None  # neens_action.policy.PolicyEval | None
+    policy_eval: PolicyEval | None = None  # set by the pipeline when a policy is in play
     policy_identity: JsonDict | None = None  # {name, sha256, overridden} for ci-result
     enforced: bool = True  # False under --no-gate
     error: str | None = None  # run error sentence (=> exit 2)
@@ -64,7 +80,17 @@ class Outcome:
     build_verdict: str | None = None  # passed | warned | blocked | errored
     ci_result_reported: bool = False
     suite: JsonDict | None = None  # stress: the scenario suite object (E18)
-    extra: JsonDict = field(default_factory=dict)  # flow-specific facts (shard, labels...)
+    # what the flow did to the run (the interrupt and reporting paths read these)
+    created: bool = False  # this job created the run (so it may cancel it)
+    started: bool = False  # the run was started (or was found already started)
+    triggered: bool = False  # push: the server was asked to run the agent
+    # flow-specific facts the reports show
+    version_label: str | None = None  # the candidate label the traces carry
+    agent_connection: str | None = None  # push / stress: the agent connection id
+    agent_timeout: float | None = None  # the per-item agent deadline (s), for hints
+    shard: ShardInfo | None = None  # --shard I/N: this job's share
+    rerun: str = ""  # the command that re-runs this job's share ("" when nothing to re-run)
+    missing_items: list[str] = field(default_factory=list)  # --finish: items without a trace
 
 
 @dataclass

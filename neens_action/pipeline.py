@@ -119,7 +119,7 @@ def _interrupted_while_reporting(outcome: Outcome, client: NeensClient, world: W
     """Decision 15 after the flow: stop reporting, cancel the run we created, exit 130."""
     outcome.error = "interrupted (SIGINT/SIGTERM) while reporting the build verdict"
     world.log("neens: interrupted: the build verdict was not reported")
-    if outcome.extra.get("created"):
+    if outcome.created:
         try:
             client.cancel_run(outcome.run_id, quick=True)  # a finished run answers 409: done
         except (NeensError, KeyboardInterrupt) as exc:
@@ -226,8 +226,9 @@ def _attach_links(report: Report, outcome: AnyOutcome, world: World, *, ui_url: 
     anything is rendered."""
     from neens_action.report.links import attach
 
-    base = ((outcome.gate or {}).get("baseline") if isinstance(outcome, Outcome) else None)
-    base_id = str(base.get("runId") or "") if isinstance(base, dict) else ""
+    base = (outcome.gate.baseline if isinstance(outcome, Outcome) and outcome.gate is not None
+            else None)
+    base_id = base.run_id if base is not None else ""
     attach(report, ui_url=ui_url, environ=world.environ, baseline_run_id=base_id,
            platform=world.platform)
 

@@ -20,12 +20,12 @@ outcome without a gate response is a run error.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from neens_action import __version__
 from neens_action.errors import EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from neens_action.outcome import Outcome, SweepOutcome
+from neens_action.policy.result import PolicyEval, RuleResult
 
 Verdict = tuple[int, str]  # (exit code, build verdict)
 SWEEP_TERMINAL = frozenset({"completed", "completed_with_failures", "failed", "cancelled",
@@ -36,19 +36,14 @@ SDK = {"name": "neens-action", "version": __version__, "language": "python"}
 
 def gate_passed(outcome: Outcome) -> bool | None:
     """The server gate's ``passed`` as read: True/False, None when absent or not a bool."""
-    if not isinstance(outcome.gate, dict):
-        return None
-    value = outcome.gate.get("passed")
-    return value if isinstance(value, bool) else None
+    return None if outcome.gate is None else outcome.gate.passed
 
 
-def policy_flags(policy_eval: Any) -> tuple[bool, bool]:
-    """(blocked, warned) of a PolicyEval or its ``to_json()`` dict; (False, False) without one."""
+def policy_flags(policy_eval: PolicyEval | None) -> tuple[bool, bool]:
+    """(blocked, warned) of a policy evaluation; (False, False) without one."""
     if policy_eval is None:
         return False, False
-    if isinstance(policy_eval, dict):
-        return bool(policy_eval.get("blocked")), bool(policy_eval.get("warned"))
-    return bool(getattr(policy_eval, "blocked", False)), bool(getattr(policy_eval, "warned", False))
+    return policy_eval.blocked, policy_eval.warned
 
 
 COMPLETED = frozenset({"completed", "completed_with_regressions"})
@@ -94,7 +89,7 @@ def decide(outcome: Outcome) -> Verdict:
         return EXIT_INTERRUPTED, "errored"
     if outcome.error:
         return EXIT_ERROR, "errored"
-    if not isinstance(outcome.gate, dict):
+    if outcome.gate is None:
         return EXIT_ERROR, "errored"
     why = nothing_measured(outcome)
     if why is not None:  # fail closed; the reason becomes the run error the report shows
@@ -104,7 +99,7 @@ def decide(outcome: Outcome) -> Verdict:
     failed = gate_passed(outcome) is not True or blocked
     if failed and outcome.enforced:
         return EXIT_FAILED, "blocked"
-    if warned or outcome.gate.get("guardrailWarnings"):
+    if warned or outcome.gate.guardrail_warnings:
         return EXIT_PASSED, "warned"
     if failed:  # --no-gate let a breach through
         return EXIT_PASSED, "warned"
@@ -212,45 +207,14 @@ def decide_sweep(outcome: SweepOutcome) -> Verdict:
 
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+def policy_results(policy_eval: PolicyEval | None) -> list[RuleResult]:
+    """The rule results of a policy evaluation; [] without one."""
+    return [] if policy_eval is None else list(policy_eval.results)
 
 
-def policy_results(policy_eval: Any) -> list[Any]:
-    """The rule results of a PolicyEval (or of its ``to_json()`` dict); [] without one."""
-    if policy_eval is None:
-        return []
-    if isinstance(policy_eval, dict):
-        return list(policy_eval.get("results") or [])
-    return list(getattr(policy_eval, "results", None) or [])
-
-
-def result_field(result: Any, name: str) -> Any:
-    """One field of a rule result, whether it is an object or a dict."""
-    if isinstance(result, dict):
-        return result.get(name)
-    return getattr(result, name, None)
-
-
-def rule_entries(policy_eval: Any) -> list[dict[str, Any]]:
+def rule_entries(policy_eval: PolicyEval | None) -> list[dict[str, Any]]:
     """Policy results as ci-result ``rules[]`` entries."""
-    rules = []
-    for r in policy_results(policy_eval):
-        rules.append({
-            "rule": result_field(r, "dimension"),
-            "observed": _finite(result_field(r, "observed")),
-            "threshold": _finite(result_field(r, "threshold")),
-            "severity": result_field(r, "severity"),
-            "outcome": result_field(r, "status"),
-            "message": result_field(r, "reason") or "",
-        })
-    return rules
+    return [r.to_ci_rule() for r in policy_results(policy_eval)]
 
 
 def ci_result_payload(outcome: Outcome) -> dict[str, Any]:

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.api.http_util import (
     WITHOUT_ITEMS,
     backoff_delay,
@@ -27,41 +29,38 @@ CI_RESULT_RETRIES = 8  # within a 15 s budget (post_ci_result)
 
 
 class NeensClient(Transport):
-    """A Neens API client. Methods return the decoded JSON or raise NeensApiError."""
+    """A Neens API client. Methods return the answer decoded into its typed object
+    (:mod:`neens_action.api.answers`) or raise NeensApiError; an answer that is not a JSON
+    object where one is expected is an "unreadable server answer" (NeensApiError)."""
 
     # -- pre-prod runs (E1-E10) -------------------------------------------------------------
 
-    def create_run(self, body: Mapping[str, Any]) -> dict:
+    def create_run(self, body: Mapping[str, Any]) -> Run:
         """E1 ``POST /preprod-evals`` with an ``Idempotency-Key``: never repeated blindly
-        (see the module docstring)."""
+        (see the module docstring). The items are not kept: E3 lists the frozen items."""
         key = f"neens-action-{uuid.uuid4().hex}"
-        run = self._object("POST", "/preprod-evals",
-                           self.request("POST", "/preprod-evals", body=body,
-                                        idempotency_key=key, reader=WITHOUT_ITEMS))
-        run.pop("items", None)  # not kept: E3 lists the frozen items
-        return run
+        return Run.decode(self._object("POST", "/preprod-evals",
+                                       self.request("POST", "/preprod-evals", body=body,
+                                                    idempotency_key=key, reader=WITHOUT_ITEMS)),
+                          items=False)
 
-    def get_run(self, run_id: str, *, digest: ItemDigest | None = None) -> dict:
+    def get_run(self, run_id: str, *, digest: ItemDigest | None = None) -> Run:
         """E2 ``GET /preprod-evals/{id}``, streamed. ``digest``: the item rows are folded
         into it as they are decoded and the run comes back without ``items``, so a
         10,000-item run is never held whole."""
         path = f"/preprod-evals/{path_segment(run_id)}"
         if digest is None:
-            return self._get_object(path)
-        run = self._object("GET", path, self.request(
-            "GET", path, safe=True, reader=rows_reader(digest.add, digest.reset)))
-        run.pop("items", None)
-        return run
+            return Run.decode(self._get_object(path))
+        return Run.decode(self._object("GET", path, self.request(
+            "GET", path, safe=True, reader=rows_reader(digest.add, digest.reset))), items=False)
 
-    def get_run_summary(self, run_id: str) -> dict:
+    def get_run_summary(self, run_id: str) -> Run:
         """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
         is polled without moving 10,000 items each time. From a server that ignores the
         parameter, the items are dropped as they stream in (the poll never holds them)."""
         path = f"/preprod-evals/{path_segment(run_id)}"
-        run = self._object("GET", path, self.request("GET", path, query="items=false",
-                                                     safe=True, reader=WITHOUT_ITEMS))
-        run.pop("items", None)
-        return run
+        return Run.decode(self._object("GET", path, self.request(
+            "GET", path, query="items=false", safe=True, reader=WITHOUT_ITEMS)), items=False)
 
     def get_items(self, run_id: str, row: Callable[[Any], Any] = keep,
                   restart: Callable[[], None] | None = None) -> list[Any]:
@@ -81,9 +80,10 @@ class NeensClient(Transport):
         self.request("POST", f"/preprod-evals/{path_segment(run_id)}/start", safe=True,
                      conflict_ok=True, decode=False)
 
-    def trigger_push(self, run_id: str) -> dict:
-        """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried."""
-        return self._post_object(f"/preprod-evals/{path_segment(run_id)}/run")
+    def trigger_push(self, run_id: str) -> Run:
+        """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried. The answer is
+        the run (terminal under an inline queue)."""
+        return Run.decode(self._post_object(f"/preprod-evals/{path_segment(run_id)}/run"))
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> dict | None:
         """E6 ``POST /preprod-evals/{id}/cancel``; 409 (already terminal) => None.
@@ -93,18 +93,19 @@ class NeensClient(Transport):
         return self.request("POST", f"/preprod-evals/{path_segment(run_id)}/cancel", safe=True,
                             conflict_ok=True, **self.quick(quick))
 
-    def get_gate(self, run_id: str) -> dict:
+    def get_gate(self, run_id: str) -> Gate:
         """E7 ``GET /preprod-evals/{id}/gate``."""
-        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/gate")
+        return Gate.decode(self._get_object(f"/preprod-evals/{path_segment(run_id)}/gate"))
 
-    def get_comparison(self, run_id: str, baseline: str | None = None) -> dict:
+    def get_comparison(self, run_id: str, baseline: str | None = None) -> Comparison:
         """E8 ``GET /preprod-evals/{id}/comparison[?baseline=SPEC]``."""
         query = f"baseline={path_segment(baseline)}" if baseline else ""
-        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/comparison", query)
+        return Comparison.decode(
+            self._get_object(f"/preprod-evals/{path_segment(run_id)}/comparison", query))
 
-    def get_metrics(self, run_id: str) -> dict:
+    def get_metrics(self, run_id: str) -> Metrics:
         """E9 ``GET /preprod-evals/{id}/metrics``."""
-        return self._get_object(f"/preprod-evals/{path_segment(run_id)}/metrics")
+        return Metrics.decode(self._get_object(f"/preprod-evals/{path_segment(run_id)}/metrics"))
 
     def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
                        quick: bool = False) -> Any:
@@ -173,11 +174,11 @@ class NeensClient(Transport):
         return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/regenerate",
                                  dict(body or {}))
 
-    def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> dict:
+    def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> Run:
         """E20 ``POST /scenario-suites/{id}/launch`` (creates a run) with an
         ``Idempotency-Key``: never repeated blindly (the run lookup of E1 finds it)."""
-        return self._create(f"/scenario-suites/{path_segment(suite_id)}/launch", body,
-                            ("/preprod-evals", "runs"))
+        return Run.decode(self._create(f"/scenario-suites/{path_segment(suite_id)}/launch",
+                                       body, ("/preprod-evals", "runs")))
 
     def _create(self, path: str, body: Mapping[str, Any], created_in: tuple[str, str]) -> dict:
         key = f"neens-action-{uuid.uuid4().hex}"

@@ -62,10 +62,10 @@ def watch_command(paths: tuple[str, ...], include: tuple[str, ...], exclude: tup
     2 when no run can be created; 130 on Ctrl-C (the in-flight run is cancelled).
     """
     from neens_action.errors import UsageError
-    from neens_action.flows.watch.loop import DEFAULT_LABEL, WatchOptions, run_watch
     from neens_action.pipeline import SignalGuard
     from neens_action.settings.connection import make_client
     from neens_action.settings.run import EvalRunSettings
+    from neens_action.watch_session import DEFAULT_LABEL, WatchOptions, run_watch
     from neens_action.world import World
 
     world = World()

@@ -288,15 +288,15 @@ def launch_command(suite_id: str, json_out: bool, **flags: Any) -> int:
         run = launch(client, settings.suite_id, launch_body(settings, prov, policy), world=world)
     finally:
         client.close()
-    if run.get("runnerMode") == "push":
-        world.log(f"Trigger it with POST /preprod-evals/{run['id']}/run, or let 'neens stress "
+    if run.runner_mode == "push":
+        world.log(f"Trigger it with POST /preprod-evals/{run.id}/run, or let 'neens stress "
                   f"run --suite-id {settings.suite_id} --agent-connection ID' do everything")
     else:
-        world.log(f"Drive it with: neens eval run --run-id {run['id']} -- <your agent command>")
+        world.log(f"Drive it with: neens eval run --run-id {run.id} -- <your agent command>")
     if json_out:
-        _print_json(run)
+        _print_json(dict(run.raw))  # the created run as the server sent it
     else:
-        click.echo(run["id"])
+        click.echo(run.id)
     return 0
 
 

@@ -37,7 +37,7 @@ def handle_interrupt(client: NeensClient, outcome: Outcome, *, world: World,
     world.log("neens: interrupted: agent processes killed")
     if not outcome.run_id:
         return
-    if outcome.extra.get("created"):
+    if outcome.created:
         cancel_created_run(client, outcome, world)
     else:
         world.log(f"neens: run {outcome.run_id} was left as is; resume it with: "
@@ -46,7 +46,7 @@ def handle_interrupt(client: NeensClient, outcome: Outcome, *, world: World,
 
 def abandon(client: NeensClient, outcome: Outcome, world: World) -> None:
     """A run we created but could not start is cancelled so it does not wait forever."""
-    if outcome.extra.get("created") and not outcome.extra.get("started"):
+    if outcome.created and not outcome.started:
         try:
             client.cancel_run(outcome.run_id, quick=True)
         except NeensError:  # the run error already says why (often: the server is gone)

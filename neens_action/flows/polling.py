@@ -9,7 +9,7 @@ budget, unless the server stays unreachable for :data:`MAX_OUTAGE` seconds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from neens_action.errors import NeensApiError, RunError
@@ -106,7 +106,9 @@ def poll_until(
             return obj
         remaining = deadline - clock.monotonic()
         if remaining <= 0 or (stop is not None and stop()):
-            state = text if text is not None else str(obj.get("status") or "unknown")
+            status = obj.get("status") if isinstance(obj, Mapping) else getattr(
+                obj, "status", None)  # a decoded answer, or a JSON object
+            state = text if text is not None else str(status or "unknown")
             raise PollTimeout(f"{what} did not finish within {timeout:g}s (last status: "
                               f"{state}); raise --poll-timeout or check the run in Neens", obj)
         delay = next(delays)

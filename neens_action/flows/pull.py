@@ -1,32 +1,18 @@
-"""The pull flow, ``neens eval run`` (spec 7.1), in reusable pieces.
-
-- :func:`create_body` / :func:`create_run`: E1 with target, baseline, gate and provenance.
-- :func:`drive_run`: given a run id, fetch items, run the agent per item, start, poll, fetch
-  the gate (+ comparison / metrics and the policy evaluation when a policy is in play) into
-  an :class:`~neens_action.outcome.Outcome`. Raises on errors; the caller records them.
-- the smaller steps it is made of: :func:`fetch_items`, :class:`ItemJobs`,
-  :func:`run_agents`, :func:`start_and_wait`, :func:`collect_verdict`.
-- :func:`run_pull`: the whole command. Problems found before any request raise
-  :class:`~neens_action.errors.UsageError`; everything later lands in ``outcome.error``
-  (or ``outcome.interrupted``) so the pipeline can still report and render.
+"""The pull flow, ``neens eval run``: the create body (target, baseline, gate, provenance)
+and :func:`run_pull`, the whole command over the shared run lifecycle
+(:mod:`neens_action.flows.runs`). Problems found before any request raise
+:class:`~neens_action.errors.UsageError`; everything later lands in ``outcome.error`` (or
+``outcome.interrupted``) so the pipeline can still report and render.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from neens_action.agents import correlation
-from neens_action.agents.driver import make_runner
-from neens_action.agents.runner import DEFAULT_OUTPUT_CAP, Job, Runner
-from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError, UsageError
-from neens_action.flows.interrupt import abandon, handle_interrupt, resume_hint  # noqa: F401
-from neens_action.flows.runs import poll_run
-from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
-from neens_action.outcome import Invocation, Outcome
-from neens_action.report.build.baseline import describe_baseline
+from neens_action.errors import Interrupted, NeensError, UsageError
+from neens_action.flows.interrupt import abandon, handle_interrupt
+from neens_action.flows.runs import create_run, drive_run
+from neens_action.outcome import Outcome
 from neens_action.settings import provenance
 from neens_action.world import World
 
@@ -34,25 +20,6 @@ if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
     from neens_action.policy import GatePolicy
     from neens_action.settings.run import EvalRunSettings
-
-LOG_EVERY = 0.1  # per-item lines reach the log together, at most this often (Runner)
-
-
-@dataclass
-class DriveOptions:
-    """How to drive one run's items (the execution flags)."""
-
-    command: Sequence[str] | str
-    version_label: str | None = None  # None: read the run's versionLabel
-    per_item_timeout: float | None = None
-    concurrency: int = 1
-    workers: int | None = None  # worker mode (agents/workers.py)
-    poll_interval: float = 5.0
-    poll_timeout: float = 1800.0
-    output_cap: int = DEFAULT_OUTPUT_CAP
-    policy: GatePolicy | None = None  # neens_action.policy.GatePolicy | None
-    full_items: bool = True  # False: a console report only: items folded into a digest
-
 
 # -- create -------------------------------------------------------------------------------------
 
@@ -113,254 +80,6 @@ def create_body(settings: EvalRunSettings, prov: provenance.Provenance,
     return body
 
 
-def _gate_names(rows: Any) -> str:
-    names = []
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict):
-            names.append(str(row.get("name") or row.get("gateId") or "?"))
-    return ", ".join(names)
-
-
-def create_run(client: NeensClient, body: Mapping[str, Any], *, world: World,
-               outcome: Outcome) -> dict[str, Any]:
-    """E1, then the create lines (spec 10.1) and the eval-gates acknowledgement (spec 4.3).
-
-    Sets ``outcome.run_id`` as soon as the run exists. Raises NeensError.
-    """
-    run = client.create_run(body)
-    if isinstance(run, dict):
-        run.pop("items", None)  # the frozen items come from E3; do not hold N items twice
-    run_id = run.get("id") if isinstance(run, dict) else None
-    if not run_id or not isinstance(run_id, str):
-        raise RunError("the server created no run (the response carried no 'id')")
-    outcome.run_id = run_id
-    outcome.extra["created"] = True
-    world.log(f"Created run {run_id}")
-    if run.get("datasetId") or body.get("dataset_id"):
-        text = describe_baseline(run.get("baseline"), run.get("baselineResolution"))
-        world.log(f"Baseline: {text}")
-    if "gates_policy" in body:
-        _ack_gates_policy(run, body["gates_policy"], world=world, outcome=outcome)
-    sent = body.get("gates")
-    if sent:
-        if "gates" not in run:
-            raise RunError("the server ignored the eval-gates request (its response has no "
-                           "'gates'): it predates eval gates")
-        rows = run.get("gates") or []
-        if not rows:
-            if sent == "active":
-                msg = ("WARNING: the project has no active eval gate: nothing from --gates "
-                       "active is enforced in this run")
-                world.log(msg)
-                outcome.warnings.append(msg.removeprefix("WARNING: "))
-            else:
-                raise RunError(f"none of the requested eval gates exist: {', '.join(sent)}")
-        else:
-            world.log(f"Enforcing {len(rows)} eval gate(s): {_gate_names(rows)}")
-    return run
-
-
-def _ack_gates_policy(run: Mapping[str, Any], sent: Mapping[str, Any], *, world: World,
-                      outcome: Outcome) -> None:
-    """Spec 4.3: a declared gates block must be echoed; drift lines are printed."""
-    if "gatesPolicy" not in run:
-        raise RunError("the server ignored the policy's 'gates' block (its response has no "
-                       "'gatesPolicy'): it predates gate-as-code gates")
-    drift = run.get("gateDrift") if isinstance(run.get("gateDrift"), list) else []
-    if not run.get("gates") and not drift:
-        msg = "the policy's 'gates' block selected no eval gate in this project"
-        world.log(f"WARNING: {msg}")
-        outcome.warnings.append(msg)
-    elif run.get("gates"):
-        world.log(f"Enforcing {len(run['gates'])} eval gate(s): {_gate_names(run['gates'])}")
-    tier = "BLOCKING" if sent.get("severity", "block") == "block" else "WARNING"
-    for item in drift:
-        if isinstance(item, dict):
-            world.log(f"gate drift ({tier}): {item.get('message') or item.get('kind')}")
-
-
-# -- drive ---------------------------------------------------------------------------------------
-
-
-def fetch_items(client: NeensClient, run_id: str) -> ItemSpool:
-    """E3, spooled to a temporary file as it streams in (see :class:`ItemSpool`); raises
-    RunError when there are none or one has no item id. The caller closes the spool."""
-    spool = ItemSpool()
-    try:
-        client.get_items(run_id, row=spool.add, restart=spool.reset)
-        if spool.first_without_id is not None:
-            raise RunError(f"item {spool.first_without_id} of run {run_id} has no item_id")
-        if not len(spool):
-            raise RunError(f"no items to replay: run {run_id} has no frozen prompts (is the "
-                           "dataset version empty?)")
-    except BaseException:
-        spool.close()
-        raise
-    return spool
-
-
-class ItemJobs(LazySequence[Job]):
-    """One Job per frozen item, each made when the runner takes it (with its environment
-    built just before launch), so 10,000 pending items cost two strings each."""
-
-    def __init__(self, items: Sequence[FrozenItem], *, run_id: str, version_label: str,
-                 base_env: Mapping[str, str], sweep: Any = None,
-                 meta: Mapping[str, Any] | None = None) -> None:
-        self.items = items
-        self.env = correlation.ItemEnv(run_id=run_id, version_label=version_label,
-                                       sweep=sweep, base=base_env)
-        self.meta = dict(meta or {})  # read-only for the runner: one dict for every job
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def _get(self, index: int) -> Job:
-        item_id, text = self.items[index]
-        return Job(key=item_id, input=text, meta=self.meta,
-                   env=functools.partial(self.env, item_id, text))
-
-
-def warn_otlp(world: World, base_url: str, outcome: Outcome | None = None) -> None:
-    """Before the first item: say exactly what to set when no OTLP endpoint is configured."""
-    msg = correlation.otlp_warning(world.environ, base_url)
-    if msg:
-        world.log(f"neens: warning: {msg}")
-        if outcome is not None:
-            outcome.warnings.append(msg)
-
-
-def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: World,
-               timeout: float | None, concurrency: int, output_cap: int = DEFAULT_OUTPUT_CAP,
-               on_result: Callable[[Job, Invocation], None] | None = None,
-               runner: Runner | None = None, keep_ok: bool = True,
-               workers: int | None = None) -> list[Invocation]:
-    """Run the command once per job (interrupt-safe: agents are killed before re-raising),
-    or with ``workers``, in that many long-lived worker processes.
-    ``keep_ok=False``: only the invocations that did not succeed are returned."""
-    runner = runner or make_runner(command, timeout=timeout, concurrency=concurrency,
-                                   workers=workers, output_cap=output_cap, log=world.log,
-                                   log_every=LOG_EVERY, environ=world.environ)
-    return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
-
-
-def agents_phrase(concurrency: int, workers: int | None) -> str:
-    """How the items run, for the 'Running N item(s) ...' line."""
-    return f"{workers} warm worker(s)" if workers else f"concurrency={concurrency}"
-
-
-def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: float,
-                   timeout: float, digest: ItemDigest | None = None) -> dict[str, Any]:
-    """E4 (a 409 means already terminal), then poll E2 until terminal (see poll_run)."""
-    world.log("Starting run (POST /start) ...")
-    client.start_run(run_id)
-    world.log("Waiting for scoring to complete ...")
-    return poll_run(client, run_id, world=world, interval=interval, timeout=timeout,
-                    digest=digest)
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def some_item_failed(outcome: Outcome) -> bool:
-    """True when an item did not pass (by the gate, the run's items or our own agents)."""
-    gate = outcome.gate if isinstance(outcome.gate, dict) else {}
-    rate = gate.get("passRate")
-    if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1:
-        return True
-    if _count(gate.get("regressions")) > 0 or any(not inv.ok for inv in outcome.invocations):
-        return True
-    run = outcome.run or {}
-    agg = run.get("aggregate") if isinstance(run.get("aggregate"), dict) else {}
-    if _count(agg.get("failed")) + _count(agg.get("errored")) > 0:
-        return True
-    if outcome.item_digest is not None and outcome.item_digest.not_passing:
-        return True
-    items = run.get("items")
-    return isinstance(items, list) and any(
-        isinstance(i, dict) and i.get("passed") is not True for i in items)
-
-
-def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
-                    policy: GatePolicy | None = None) -> None:
-    """E7; E8 with a policy or when some item did not pass (the evidence tells regressed
-    items from those failing as before); E9 with a policy. A failed E8/E9 is a warning.
-    The policy itself is evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
-    outcome.gate = client.get_gate(outcome.run_id)
-    fetches: list[tuple[str, Callable[[str], dict[str, Any]], str]] = []
-    if policy is not None or some_item_failed(outcome):
-        fetches.append(("comparison", client.get_comparison, "comparison"))
-    if policy is not None:
-        fetches.append(("metrics", client.get_metrics, "metrics"))
-    for attr, fetch, what in fetches:
-        try:
-            setattr(outcome, attr, fetch(outcome.run_id))
-        except NeensApiError as exc:
-            why = ("policy rules that need it are skipped" if policy is not None else
-                   "failing items are not told apart as regressed or failing as before")
-            msg = f"could not fetch the {what} ({exc}); {why}"
-            world.log(f"neens: warning: {msg}")
-            outcome.warnings.append(msg)
-
-
-def note_run(run: Mapping[str, Any], outcome: Outcome, world: World) -> None:
-    """Warnings carried by the terminal run (label mismatch)."""
-    if run.get("labelMismatch"):
-        msg = ("some traces carried a neens.version_label different from the run's label "
-               f"{run.get('versionLabel')!r}; they were linked by run and item id anyway: "
-               "check what sets NEENS_VERSION_LABEL / OTEL_RESOURCE_ATTRIBUTES in your agent")
-        world.log(f"neens: warning: {msg}")
-        outcome.warnings.append(msg)
-
-
-def drive_run(client: NeensClient, outcome: Outcome, opts: DriveOptions, *, world: World,
-              run: Mapping[str, Any] | None = None) -> Outcome:
-    """Items -> agents -> /start -> poll -> gate (+policy) for ``outcome.run_id``.
-
-    ``run`` is the run object already known (e.g. the create response). A terminal
-    ``failed`` status is recorded in ``outcome.error`` and the gate is still fetched. Other
-    errors raise (NeensError, Interrupted); agents are killed before an interrupt re-raises.
-    """
-    run_id = outcome.run_id
-    label = opts.version_label
-    if label is None:
-        current = run if run is not None and "versionLabel" in run else client.get_run(run_id)
-        label = str(current.get("versionLabel") or "")
-        if not label:
-            msg = (f"run {run_id} has no version label: traces are tagged with an empty "
-                   "neens.version_label (pass --version-label)")
-            world.log(f"neens: warning: {msg}")
-            outcome.warnings.append(msg)
-    outcome.extra["version_label"] = label
-    with fetch_items(client, run_id) as items:
-        total = len(items)
-        warn_otlp(world, client.base_url, outcome)
-        how = agents_phrase(opts.concurrency, opts.workers)
-        world.log(f"Running {total} item(s) with {how} "
-                  f"(version={label!r})")
-        jobs = ItemJobs(items, run_id=run_id, version_label=label, base_env=world.environ)
-        # A console report needs only the invocations that failed (one per item otherwise).
-        outcome.invocations = run_agents(opts.command, jobs, world=world,
-                                         timeout=opts.per_item_timeout,
-                                         concurrency=opts.concurrency,
-                                         output_cap=opts.output_cap, keep_ok=opts.full_items,
-                                         workers=opts.workers)
-    ok = total - sum(1 for inv in outcome.invocations if not inv.ok)
-    world.log(f"Command finished for {ok}/{total} item(s) with rc=0")
-    outcome.extra["started"] = True
-    digest = None if opts.full_items else ItemDigest()
-    outcome.run = start_and_wait(client, run_id, world=world, interval=opts.poll_interval,
-                                 timeout=opts.poll_timeout, digest=digest)
-    outcome.item_digest = digest
-    note_run(outcome.run, outcome, world)
-    if outcome.run.get("status") == "failed":
-        detail = outcome.run.get("error") or outcome.run.get("detail")
-        outcome.error = f"run {run_id} ended with status 'failed'" + (
-            f": {detail}" if isinstance(detail, str) and detail else "")
-    collect_verdict(client, outcome, world=world, policy=opts.policy)
-    return outcome
-
-
 def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
              policy: GatePolicy | None = None) -> Outcome:
     """``neens eval run``: create (or attach), drive, gate. See the module docstring."""
@@ -371,22 +90,14 @@ def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
     if settings.creates_run:
         prov = settings.resolve_provenance(world.environ)
         body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
-    opts = DriveOptions(
-        command=settings.command,
-        version_label=body["version_label"] if body else (settings.version_label or None),
-        per_item_timeout=settings.timeout, concurrency=settings.concurrency,
-        workers=settings.workers, poll_interval=settings.poll_interval,
-        poll_timeout=settings.poll_timeout,
-        output_cap=settings.output_cap, policy=policy,
-        full_items=settings.keeps_every_item,
-    )
     try:
         run = None
         if body is not None:
             run = create_run(client, body, world=world, outcome=outcome)
         else:
             outcome.run_id = settings.run_id
-        drive_run(client, outcome, opts, world=world, run=run)
+        label = body["version_label"] if body else (settings.version_label or None)
+        drive_run(client, outcome, settings, world=world, policy=policy, run=run, label=label)
     except (Interrupted, KeyboardInterrupt):
         handle_interrupt(client, outcome, world=world, command=settings.command)
     except NeensError as exc:

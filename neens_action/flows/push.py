@@ -19,10 +19,11 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import Run
 from neens_action.errors import Interrupted, NeensApiError, NeensError
 from neens_action.flows.interrupt import cancel_created_run
-from neens_action.flows.pull import collect_verdict, create_body, create_run
-from neens_action.flows.runs import is_terminal, poll_run
+from neens_action.flows.pull import create_body
+from neens_action.flows.runs import collect_verdict, create_run, is_terminal, poll_run
 from neens_action.outcome import Outcome
 from neens_action.policy import GatePolicy
 from neens_action.settings import provenance
@@ -47,7 +48,7 @@ def push_body(settings: EvalPushSettings, prov: provenance.Provenance,
     return body
 
 
-def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -> dict[str, Any]:
+def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -> Run:
     """E5. Under an inline queue the answer is the terminal run, so the call may take as
     long as the scoring: its read deadline is the poll budget. If no answer arrives (a
     transport failure after the request may have reached Neens), E2 tells whether the
@@ -57,7 +58,7 @@ def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -
     with contextlib.suppress(AttributeError, TypeError):
         patient.timeout = max(float(client.timeout), float(timeout))
     try:
-        return patient.trigger_push(run_id) or {}
+        return patient.trigger_push(run_id)
     except NeensApiError as exc:
         if exc.status is not None:
             raise
@@ -65,8 +66,8 @@ def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -
             run = client.get_run(run_id)
         except NeensApiError:
             raise exc from None
-        status = run.get("status")
-        if status in (None, "awaiting_traces"):
+        status = run.status
+        if status in ("", "awaiting_traces"):
             raise exc from None
         world.log(f"neens: warning: no answer to POST /run ({exc}); the run is {status}, "
                   "so the trigger took effect: polling it")
@@ -79,28 +80,24 @@ def drive_push(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *
     """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 for the policy). Raises NeensError /
     Interrupted; a terminal ``failed`` run is recorded in ``outcome.error`` and the gate is
     still fetched."""
-    outcome.extra["version_label"] = body.get("version_label")
-    outcome.extra["agent_connection"] = body.get("agent_connection_id")
+    outcome.version_label = body.get("version_label")
+    outcome.agent_connection = body.get("agent_connection_id")
     created = create_run(client, body, world=world, outcome=outcome)
     run_id = outcome.run_id
     start = world.clock.monotonic()
     answer = trigger(client, run_id, world=world, timeout=poll_timeout)
-    outcome.extra["triggered"] = True
+    outcome.triggered = True
     if is_terminal(answer):
         run = answer
-        world.log(f"  run status: {run.get('status')} (inline: nothing to poll)")
+        world.log(f"  run status: {run.status} (inline: nothing to poll)")
     else:
         world.log("Waiting for scoring to complete ...")
         left = max(0.0, poll_timeout - (world.clock.monotonic() - start))
         run = poll_run(client, run_id, world=world, interval=poll_interval, timeout=left)
-    for key in ("gatesPolicy", "gateDrift", "gates"):  # the terminal copy wins (spec 4.5)
-        if key not in run and key in created:
-            run[key] = created[key]
-    outcome.run = run
-    if run.get("status") == "failed":
-        detail = run.get("error") or run.get("detail")
+    outcome.run = run = run.carrying(created)  # the terminal copy wins
+    if run.status == "failed":
         outcome.error = f"run {run_id} ended with status 'failed'" + (
-            f": {excerpt(detail, MAX_LINE)}" if isinstance(detail, str) and detail else "")
+            f": {excerpt(run.error, MAX_LINE)}" if run.error else "")
     collect_verdict(client, outcome, world=world, policy=policy)
     return outcome
 
@@ -121,7 +118,7 @@ def guarded(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, w
             cancel_created_run(client, outcome, world)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
-        if outcome.run_id and not outcome.extra.get("triggered"):
+        if outcome.run_id and not outcome.triggered:
             cancel_created_run(client, outcome, world)  # created, never triggered: cancel it
     return outcome
 

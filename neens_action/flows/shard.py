@@ -23,25 +23,25 @@ they differ in size by at most one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from neens_action.api.answers import TERMINAL_RUN, Run
 from neens_action.errors import Interrupted, NeensError, RunError
 from neens_action.flows.polling import PollTimeout, poll_until
-from neens_action.flows.pull import (
-    ItemJobs,
+from neens_action.flows.pull import create_body
+from neens_action.flows.runs import (
     agents_phrase,
     collect_verdict,
-    create_body,
     create_run,
     fetch_items,
     note_run,
-    run_agents,
+    poll_run,
+    replay_items,
     warn_otlp,
 )
-from neens_action.flows.runs import TERMINAL_RUN, poll_run
 from neens_action.items import FrozenItem, ItemDigest
-from neens_action.outcome import Outcome
+from neens_action.outcome import Outcome, ShardInfo
 from neens_action.settings.shard import resume_command
 from neens_action.world import World
 
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 MAX_NAMED = 10  # missing items named in the refusal line
 CAPTURE_WAIT = 10.0  # seconds --finish re-checks for traces still being ingested
 CAPTURE_INTERVAL = 2.0  # the longest gap between those re-checks
-_ITEM_KEYS = ("datasetVersionItemId", "itemId", "item_id", "id")
 
 
 # -- assignment ----------------------------------------------------------------------------------
@@ -75,7 +74,7 @@ def shard_items(items: Sequence[FrozenItem], index: int, total: int) -> list[Fro
 
 
 def _cancel_ours(client: NeensClient, outcome: Outcome, world: World) -> None:
-    if outcome.run_id and outcome.extra.get("created"):
+    if outcome.run_id and outcome.created:
         try:
             client.cancel_run(outcome.run_id, quick=True)
             world.log(f"neens: cancelled run {outcome.run_id}")
@@ -100,7 +99,7 @@ def run_create_only(settings: EvalRunSettings, *, client: NeensClient, world: Wo
     body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     try:
         outcome.run = create_run(client, body, world=world, outcome=outcome)
-        outcome.extra["version_label"] = body["version_label"]
+        outcome.version_label = body["version_label"]
         world.log(f"Run {outcome.run_id} waits for its traces: replay it with "
                   f"--run-id {outcome.run_id} --shard I/N, then finish it with "
                   f"{resume_command(outcome.run_id)}")
@@ -121,10 +120,9 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
     index = int(getattr(settings, "shard_index", 1) or 1)
     total = int(getattr(settings, "shard_total", 1) or 1)
     outcome = Outcome(mode="shard", base_url=client.base_url, enforced=not settings.no_gate)
-    info: dict[str, Any] = {"index": index, "total": total, "items": 0, "totalItems": 0}
-    outcome.extra["shard"] = info
+    info = outcome.shard = ShardInfo(index=index, total=total)
     try:
-        run: Mapping[str, Any] | None
+        run: Run
         label = (settings.version_label or "").strip() or None
         if settings.creates_run:  # --create --no-start: all items, one job
             prov = settings.resolve_provenance(world.environ)
@@ -136,16 +134,16 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
             run = client.get_run(outcome.run_id)
             _check_replayable(run, outcome, world)
         if label is None:
-            label = str(run.get("versionLabel") or "") if isinstance(run, Mapping) else ""
+            label = run.version_label
             if not label:
                 msg = (f"run {outcome.run_id} has no version label: traces are tagged with an "
                        "empty neens.version_label (pass --version-label)")
                 world.log(f"neens: warning: {msg}")
                 outcome.warnings.append(msg)
-        outcome.extra["version_label"] = label
+        outcome.version_label = label
         with fetch_items(client, outcome.run_id) as items:
             mine, count = shard_items(items, index, total), len(items)
-        info.update(items=len(mine), totalItems=count)
+        info.items, info.total_items = len(mine), count
         what = f"shard {index}/{total}" if total > 1 else "all items"
         if not mine:
             world.log(f"Nothing to replay in {what}: run {outcome.run_id} has {count} "
@@ -156,13 +154,7 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
         world.log(f"Replaying {what}: {len(mine)} of {count} item(s) of run "
                   f"{outcome.run_id} with {how} "
                   f"(version={label!r}); the run is not started")
-        jobs = ItemJobs(mine, run_id=outcome.run_id, version_label=label,
-                         base_env=world.environ)
-        outcome.invocations = run_agents(settings.command, jobs, world=world,
-                                         timeout=settings.timeout,
-                                         concurrency=settings.concurrency,
-                                         output_cap=settings.output_cap,
-                                         workers=settings.workers)
+        replay_items(mine, outcome, settings, world=world, label=label)
         ok = sum(1 for inv in outcome.invocations if inv.ok)
         world.log(f"Command finished for {ok}/{len(outcome.invocations)} item(s) with rc=0")
         if ok == 0:
@@ -175,7 +167,7 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
                       f"{resume_command(outcome.run_id)}")
     except (Interrupted, KeyboardInterrupt):
         _interrupted(outcome, world)
-        if outcome.extra.get("created"):
+        if outcome.created:
             _cancel_ours(client, outcome, world)
         elif outcome.run_id:
             world.log(f"neens: run {outcome.run_id} was left as is; re-run this share with: "
@@ -184,17 +176,17 @@ def run_shard(settings: EvalRunSettings, *, client: NeensClient, world: World,
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
     failed = any(not inv.ok for inv in outcome.invocations)
-    if outcome.run_id and not outcome.extra.get("created") and (
+    if outcome.run_id and not outcome.created and (
             failed or outcome.interrupted or (outcome.error and outcome.invocations)):
         # which leg to re-run, and how (the shard report names it); an error before the
         # replay (a cancelled run, say) already says what to do instead
-        outcome.extra["rerun"] = resume_command(outcome.run_id, shard=(index, total),
+        outcome.rerun = resume_command(outcome.run_id, shard=(index, total),
                                                 command=settings.command)
     return outcome
 
 
-def _check_replayable(run: Any, outcome: Outcome, world: World) -> None:
-    status = run.get("status") if isinstance(run, Mapping) else None
+def _check_replayable(run: Run, outcome: Outcome, world: World) -> None:
+    status = run.status
     if status in TERMINAL_RUN:
         raise RunError(f"run {outcome.run_id} is already {status}: it takes no more traces "
                        "(create a new run)")
@@ -208,38 +200,11 @@ def _check_replayable(run: Any, outcome: Outcome, world: World) -> None:
 # -- finish --------------------------------------------------------------------------------------
 
 
-def item_id_of(row: Mapping[str, Any]) -> str | None:
-    for key in _ITEM_KEYS:
-        value = row.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _present(value: Any) -> bool:
-    return value is not None and value != {} and value != [] and value != ""
-
-
-def is_captured(row: Mapping[str, Any]) -> bool:
-    """Whether the server holds a trace for this run item (``captured`` when it says so;
-    else a score, an output, a latency or scores imply a captured trace)."""
-    if isinstance(row.get("captured"), bool):
-        return bool(row["captured"])
-    if row.get("passed") is not None:
-        return True
-    return any(_present(row.get(k)) for k in ("output", "latencyMs", "scores"))
-
-
-def missing_items(run: Mapping[str, Any]) -> list[str] | None:
+def missing_items(run: Run) -> list[str] | None:
     """Ids of items without a trace; None when the run object lists no items."""
-    rows = run.get("items")
-    if not isinstance(rows, list):
+    if run.items is None:
         return None
-    missing = []
-    for row in rows:
-        if isinstance(row, Mapping) and not is_captured(row):
-            missing.append(item_id_of(row) or "?")
-    return missing
+    return [row.key for row in run.items if not row.captured]
 
 
 def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
@@ -250,22 +215,22 @@ def _describe_missing(run_id: str, missing: Sequence[str], total: int) -> str:
             f"Re-run the shard(s) that own them, then {resume_command(run_id)}")
 
 
-def wait_for_capture(client: NeensClient, run_id: str, run: Mapping[str, Any], *, world: World,
+def wait_for_capture(client: NeensClient, run_id: str, run: Run, *, world: World,
                      budget: float, outage_budget: float | None = None,
-                     ) -> tuple[Mapping[str, Any], list[str] | None]:
+                     ) -> tuple[Run, list[str] | None]:
     """Re-read the run for up to ``budget`` s while items still lack a trace (ingestion may
     lag the shard jobs): the last run object and its missing items. A server outage is polled
     through (the one poll loop) for up to ``outage_budget`` s (default ``budget``)."""
-    last = [dict(run)]
+    last = [run]
 
-    def fetch() -> dict[str, Any]:
-        last[0] = dict(client.get_run(run_id) or last[0])
+    def fetch() -> Run:
+        last[0] = client.get_run(run_id)
         return last[0]
 
     try:
         run = poll_until(fetch, world=world, interval=CAPTURE_INTERVAL, timeout=budget,
                          is_done=lambda r: not missing_items(r)
-                         or r.get("status") != "awaiting_traces",
+                         or r.status != "awaiting_traces",
                          first=last[0], what="trace capture", outage_budget=outage_budget)
     except PollTimeout as exc:
         run = exc.last
@@ -281,10 +246,10 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
         outcome.policy_identity = policy.identity()
     try:
         run = client.get_run(outcome.run_id)
-        if not isinstance(run, Mapping) or not run:
+        if run.empty:
             raise RunError(f"run {outcome.run_id}: the server returned no run object")
-        status = run.get("status")
-        total = run.get("total") if isinstance(run.get("total"), int) else None
+        status = run.status
+        total = run.total or None
         if status == "awaiting_traces":
             run, missing = wait_for_capture(client, outcome.run_id, run, world=world,
                                             budget=min(CAPTURE_WAIT, settings.poll_timeout),
@@ -294,11 +259,11 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
                        "checked before starting")
                 world.log(f"neens: warning: {msg}")
                 outcome.warnings.append(msg)
-            elif missing and run.get("status") == "awaiting_traces":
-                outcome.extra["missing_items"] = list(missing)
-                rows = run.get("items")
+            elif missing and run.status == "awaiting_traces":
+                outcome.missing_items = list(missing)
+                rows = run.items
                 raise RunError(_describe_missing(outcome.run_id, missing,
-                                                 len(rows) if isinstance(rows, list)
+                                                 len(rows) if rows is not None
                                                  else total or len(missing)))
             else:
                 world.log(f"Every item of run {outcome.run_id} has a trace")
@@ -307,7 +272,7 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
         elif status != "running":
             raise RunError(f"run {outcome.run_id} has status {str(status)[:40]!r}: "
                            "only a run awaiting traces can be finished")
-        outcome.extra["started"] = True
+        outcome.started = True
         if status not in TERMINAL_RUN:
             if status == "awaiting_traces":
                 world.log("Starting run (POST /start) ...")
@@ -318,12 +283,12 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
             run = poll_run(client, outcome.run_id, world=world,
                            interval=settings.poll_interval, timeout=settings.poll_timeout,
                            digest=outcome.item_digest)
-        outcome.run = dict(run)
+        outcome.run = run
         note_run(outcome.run, outcome, world)
-        if outcome.run.get("status") == "failed":
-            detail = outcome.run.get("error") or outcome.run.get("detail")
+        if outcome.run.status == "failed":
+            detail = outcome.run.error
             outcome.error = f"run {outcome.run_id} ended with status 'failed'" + (
-                f": {detail}" if isinstance(detail, str) and detail else "")
+                f": {detail}" if detail else "")
         collect_verdict(client, outcome, world=world, policy=policy)
     except (Interrupted, KeyboardInterrupt):
         outcome.interrupted = True
@@ -335,5 +300,5 @@ def run_finish(settings: EvalRunSettings, *, client: NeensClient, world: World,
     return outcome
 
 
-__all__ = ["is_captured", "missing_items", "run_create_only", "run_finish", "run_shard",
+__all__ = ["missing_items", "run_create_only", "run_finish", "run_shard",
            "shard_items"]

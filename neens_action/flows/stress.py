@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import Run, describe_baseline
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
-from neens_action.flows.interrupt import cancel_created_run
+from neens_action.flows.interrupt import cancel_created_run, handle_interrupt
 from neens_action.flows.polling import PollTimeout, poll_until
-from neens_action.flows.runs import is_terminal, poll_run
+from neens_action.flows.runs import collect_verdict, drive_run, is_terminal, poll_run
 from neens_action.outcome import Outcome
-from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings import provenance
 from neens_action.settings.stress import StressSettings
 from neens_action.world import World
@@ -147,7 +147,7 @@ def wait_ready(client: NeensClient, suite_id: str, *, world: World, interval: fl
 
 
 def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world: World,
-           outcome: Outcome | None = None) -> dict[str, Any]:
+           outcome: Outcome | None = None) -> Run:
     """E20; prints the run and baseline lines. 409 (suite not ready) => one clear RunError."""
     try:
         run = client.launch_suite(suite_id, body)
@@ -156,15 +156,15 @@ def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world
             raise RunError(f"cannot launch scenario suite {suite_id}: "
                            f"{exc.detail or 'it is not ready'}") from None
         raise
-    run_id = run.get("id") if isinstance(run, dict) else None
-    if not run_id or not isinstance(run_id, str):
+    run_id = run.id
+    if not run_id:
         raise RunError("the server created no run (the launch response carried no 'id')")
     if outcome is not None:
         outcome.run_id = run_id
-        outcome.extra["created"] = True
+        outcome.created = True
     world.log(f"Launched scenario suite {suite_id} as run {run_id} "
-              f"(runner mode {run.get('runnerMode') or body.get('runner_mode') or 'default'})")
-    world.log(f"Baseline: {describe_baseline(run.get('baseline'), run.get('baselineResolution'))}")
+              f"(runner mode {run.runner_mode or body.get('runner_mode') or 'default'})")
+    world.log(f"Baseline: {describe_baseline(run.baseline, run.baseline_resolution)}")
     return run
 
 
@@ -175,21 +175,20 @@ def _drive_push(client: NeensClient, outcome: Outcome, settings: StressSettings,
 
     start = world.clock.monotonic()
     answer = trigger(client, outcome.run_id, world=world, timeout=settings.poll_timeout)
-    outcome.extra["started"] = True
+    outcome.started = True
     if is_terminal(answer):
         run = answer
-        world.log(f"  run status: {run.get('status')} (inline: nothing to poll)")
+        world.log(f"  run status: {run.status} (inline: nothing to poll)")
     else:
         world.log("Waiting for scoring to complete ...")
         left = max(0.0, settings.poll_timeout - (world.clock.monotonic() - start))
         run = poll_run(client, outcome.run_id, world=world, interval=settings.poll_interval,
                        timeout=left)
     outcome.run = run
-    if run.get("status") == "failed":
-        detail = run.get("error")
+    if run.status == "failed":
         outcome.error = f"run {outcome.run_id} ended with status 'failed'" + (
-            f": {detail}" if isinstance(detail, str) and detail else "")
-    pull.collect_verdict(client, outcome, world=world, policy=policy)
+            f": {run.error}" if run.error else "")
+    collect_verdict(client, outcome, world=world, policy=policy)
 
 
 def _suite(client: NeensClient, settings: StressSettings, outcome: Outcome, world: World) -> str:
@@ -222,17 +221,14 @@ def drive(client: NeensClient, settings: StressSettings, outcome: Outcome, *, wo
     prov = settings.resolve_provenance(world.environ)
     run = launch(client, suite_id, launch_body(settings, prov, policy), world=world,
                  outcome=outcome)
-    outcome.extra["version_label"] = settings.version_label
+    outcome.version_label = settings.version_label
     if settings.push:
-        outcome.extra["agent_connection"] = settings.agent_connection
+        outcome.agent_connection = settings.agent_connection
         _drive_push(client, outcome, settings, world=world, policy=policy)
         return
-    opts = pull.DriveOptions(
-        command=settings.command, version_label=settings.version_label,
-        per_item_timeout=settings.timeout, concurrency=settings.concurrency,
-        poll_interval=settings.poll_interval, poll_timeout=settings.poll_timeout,
-        output_cap=settings.output_cap, policy=policy)
-    pull.drive_run(client, outcome, opts, world=world, run=run)
+    # the stress report pairs every item with its scenario: every item is kept
+    drive_run(client, outcome, settings, world=world, policy=policy, run=run,
+              label=settings.version_label, every_item=True)
 
 
 def run_stress(settings: StressSettings, *, client: NeensClient, world: World,
@@ -257,9 +253,9 @@ def run_stress(settings: StressSettings, *, client: NeensClient, world: World,
             if outcome.run_id:
                 cancel_created_run(client, outcome, world)
         else:
-            pull.handle_interrupt(client, outcome, world=world, command=settings.command)
+            handle_interrupt(client, outcome, world=world, command=settings.command)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
-        if outcome.run_id and not outcome.extra.get("started"):
+        if outcome.run_id and not outcome.started:
             cancel_created_run(client, outcome, world)  # launched but never driven: do not leave it
     return outcome

@@ -8,12 +8,13 @@ a warning (spec 8.2: a failed fetch never blocks, and never passes silently).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import Baseline, Run
+from neens_action.api.comparison import Comparison, Delta, Metrics, Traits
 from neens_action.outcome import Outcome
+from neens_action.policy.result import PolicyEval, RuleResult
 from neens_action.policy.validate import NESTED, Rule, fmt
 
 if TYPE_CHECKING:
@@ -24,129 +25,44 @@ DELTA_SIGNAL = {"cost": "cost", "latency": "latencyMs", "steps": "steps"}
 PRICING_HINT = "set a rate under Settings → Model pricing"
 
 
-@dataclass(frozen=True)
-class RuleResult:
-    """One evaluated check. ``dimension`` holds the result label (``cost``,
-    ``regressions``, ``metric[faithfulness]``, ``gate_drift:<id>`` ...)."""
-
-    dimension: str
-    severity: str  # block | warn
-    status: str  # pass | fail | warn | skipped
-    observed: Any
-    threshold: Any
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dimension": self.dimension,
-            "severity": self.severity,
-            "status": self.status,
-            "observed": finite(self.observed),
-            "threshold": finite(self.threshold),
-            "reason": self.reason,
-        }
-
-    def to_ci_rule(self) -> dict[str, Any]:
-        """The ``rules[]`` entry of the ci-result report (spec 4.9)."""
-        return {
-            "rule": self.dimension,
-            "observed": finite(self.observed),
-            "threshold": finite(self.threshold),
-            "severity": self.severity,
-            "outcome": self.status,
-            "message": self.reason,
-        }
-
-
-@dataclass(frozen=True)
-class PolicyEval:
-    blocked: bool
-    warned: bool
-    results: list[RuleResult] = field(default_factory=list)
-
-    @property
-    def failures(self) -> list[RuleResult]:
-        return [r for r in self.results if r.status == "fail"]
-
-    @property
-    def warnings(self) -> list[RuleResult]:
-        return [r for r in self.results if r.status == "warn"]
-
-    def reasons(self) -> list[str]:
-        """Why the policy blocks (each failing rule), then what it warns about."""
-        return [r.reason for r in self.failures] + [f"warning: {r.reason}" for r in self.warnings]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "blocked": self.blocked,
-            "warned": self.warned,
-            "results": [r.to_json() for r in self.results],
-        }
-
-
-def finite(value: Any) -> Any:
-    """JSON-safe copy: non-finite floats become None (recursively)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
-
-
-def num(value: Any) -> int | float | None:
-    """A finite number, else None (booleans and NaN are not measurements)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value if math.isfinite(value) else None
-
-
 def count(value: int | float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 class Signals:
-    """Read-only access to the three payloads, with the spec's fallbacks."""
+    """Read-only access to the three answers, with the documented fallbacks."""
 
-    def __init__(self, run: Any, comparison: Any, metrics: Any) -> None:
-        self.run = _dict(run)
-        self.aggregate = _dict(self.run.get("aggregate"))
-        self.comparison = comparison if isinstance(comparison, dict) else None
-        self.metrics = metrics if isinstance(metrics, dict) else None
+    def __init__(self, run: Run, comparison: Comparison | None,
+                 metrics: Metrics | None) -> None:
+        self.run = run
+        self.aggregate = run.aggregate
+        self.comparison = comparison
+        self.metrics = metrics
 
-    def traits(self, side: str) -> dict[str, Any] | None:
-        if self.comparison is None:
-            return None
-        side_traits = _dict(self.comparison.get("traits")).get(side)
-        return side_traits if isinstance(side_traits, dict) else None
+    def traits(self, side: str) -> Traits | None:
+        return None if self.comparison is None else self.comparison.traits(side)
 
     def unpriced_models(self, side: str) -> list[str] | None:
         """The side's unpriced model names when it is unpriced (n > 0, avg_cost null)."""
         traits = self.traits(side)
-        if traits is None or not num(traits.get("n")) or traits.get("avg_cost") is not None:
+        if traits is None or not traits.n or not traits.avg_cost_null:
             return None
-        models = traits.get("unpricedModels")
-        return [str(m) for m in models] if isinstance(models, list) else []
+        return list(traits.unpriced_models)
 
     def delta(self, dim: str, pct: bool) -> tuple[int | float | None, str]:
         """(observed delta or percentage, why it is missing)."""
         if self.comparison is None:
             return None, "the comparison could not be fetched"
         baseline = self.traits("baseline")
-        if baseline is not None and "n" in baseline and not num(baseline.get("n")):
+        if baseline is not None and baseline.n_said and not baseline.n:
             return None, "the baseline cohort has no sessions"
-        block = _dict(_dict(self.comparison.get("deltas")).get(DELTA_SIGNAL[dim]))
-        delta = num(block.get("delta"))
+        block = self.comparison.deltas.get(DELTA_SIGNAL[dim]) or Delta()
+        delta = block.delta
         if delta is None:
             return None, "the delta is null: no baseline cohort was matched"
         if not pct:
             return delta, ""
-        before = num(block.get("before"))
+        before = block.before
         if before is None:
             return None, "the baseline average is null"
         if before == 0:
@@ -154,42 +70,36 @@ class Signals:
         return round(delta / before * 100, 2), ""
 
     def matched_nothing(self) -> bool:
-        """The baseline matched no item: ``compared`` first, then ``matchedItems == 0``
-        (decision 9), then the run aggregate's ``baselineCompared``."""
-        base = _dict(_dict(self.comparison).get("baseline"))
-        if "compared" in base:
-            return base["compared"] is False
-        matched = num(base.get("matchedItems"))
-        if matched is not None:
-            return matched == 0
-        return self.aggregate.get("baselineCompared") is False
+        """The baseline matched no item: ``compared`` first, then ``matchedItems == 0``,
+        then the run aggregate's ``baselineCompared``."""
+        base = (self.comparison.baseline if self.comparison is not None else None) or Baseline()
+        if base.compared_said:
+            return base.compared is False
+        if base.matched_items is not None:
+            return base.matched_items == 0
+        return self.aggregate.baseline_compared is False
 
     def regressions(self) -> int | float | None:
-        listed = _dict(self.comparison).get("regressions")
-        if isinstance(listed, list):
-            return len(listed)
-        for value in (self.aggregate.get("regressions"), self.run.get("regressions")):
-            if num(value) is not None:
+        if self.comparison is not None and self.comparison.regressions is not None:
+            return len(self.comparison.regressions)
+        for value in (self.aggregate.regressions, self.run.regressions):
+            if value is not None:
                 return count(value)
         return None
 
     def pass_rate(self) -> int | float | None:
-        rate = num(self.aggregate.get("passRate"))
-        if rate is None:
-            rate = num(_dict(_dict(self.comparison).get("candidate")).get("passRate"))
+        rate = self.aggregate.pass_rate
+        if rate is None and self.comparison is not None:
+            rate = self.comparison.candidate_pass_rate
         return rate
 
     def metric(self, key: str) -> int | float | None:
-        rows = _dict(self.metrics).get("metrics")
-        for row in rows if isinstance(rows, list) else []:
-            if isinstance(row, dict) and row.get("metricKey") == key:
-                return num(row.get("avgScore"))
-        return None
+        return None if self.metrics is None else self.metrics.averages.get(key)
 
 
 def evaluate(
-    policy: GatePolicy, *, run: Mapping[str, Any], comparison: Mapping[str, Any] | None = None,
-    metrics: Mapping[str, Any] | None = None
+    policy: GatePolicy, *, run: Run, comparison: Comparison | None = None,
+    metrics: Metrics | None = None
 ) -> PolicyEval:
     """Evaluate every rule (then every gate-drift item) of ``policy``. Pure."""
     data = Signals(run, comparison, metrics)
@@ -207,9 +117,9 @@ def evaluate(
 def apply_policy(policy: GatePolicy | None, outcome: Outcome) -> None:
     """The one place a policy meets an outcome: once the flow fetched the gate (and, with a
     policy, the comparison and metrics), evaluate it into ``outcome.policy_eval``."""
-    if policy is None or not isinstance(outcome.gate, dict):
+    if policy is None or outcome.gate is None:
         return
-    outcome.policy_eval = evaluate(policy, run=outcome.run or {},
+    outcome.policy_eval = evaluate(policy, run=outcome.run or Run(),
                                    comparison=outcome.comparison, metrics=outcome.metrics)
 
 
@@ -230,14 +140,14 @@ def evaluate_rule(rule: Rule, data: Signals, mode: str) -> list[RuleResult]:
             return [_missing(rule, label, why, mode, thr, capped=data.comparison is None)]
         return [_check(rule, label, observed, thr, "max")]
     if dim == "max_abs_failures":
-        failed = num(data.aggregate.get("failed"))
+        failed = data.aggregate.failed
         observed = count(failed) if failed is not None else None
         return [_absolute(rule, label, observed, thr, "max", "the run has no aggregate.failed")]
     if dim == "min_pass_rate":
         why = "the run has no pass rate"
         return [_absolute(rule, label, data.pass_rate(), thr, "min", why)]
     why = "the run has no aggregate.avgScore"
-    return [_absolute(rule, label, num(data.aggregate.get("avgScore")), thr, "min", why)]
+    return [_absolute(rule, label, data.aggregate.avg_score, thr, "min", why)]
 
 
 def _nested(rule: Rule, data: Signals, mode: str) -> list[RuleResult]:
@@ -253,7 +163,8 @@ def _nested(rule: Rule, data: Signals, mode: str) -> list[RuleResult]:
                 out.append(skip)
                 continue
         if key == avg_key:
-            observed = num(_dict(data.traits("candidate")).get(AVG_TRAIT[dim]))
+            cand = data.traits("candidate")
+            observed = None if cand is None else cand.average(AVG_TRAIT[dim])
             why = (
                 "the comparison could not be fetched" if data.comparison is None
                 else f"the comparison has no candidate {AVG_TRAIT[dim]}"
@@ -350,22 +261,17 @@ def _metric(rule: Rule, data: Signals) -> RuleResult:
     return RuleResult(rule.label, rule.severity, status, observed, spec, breach)
 
 
-def drift_results(gates: dict[str, Any] | None, run: dict[str, Any]) -> list[RuleResult]:
-    """One ``gate_drift:<id>`` result per server drift item (spec 9.6), when the policy
-    declared a ``gates`` block and the server acknowledged it (``gatesPolicy`` echoed)."""
-    if not gates or "gatesPolicy" not in run:
+def drift_results(gates: Mapping[str, Any] | None, run: Run) -> list[RuleResult]:
+    """One ``gate_drift:<id>`` result per server drift item, when the policy declared a
+    ``gates`` block and the server acknowledged it (``gatesPolicy`` echoed)."""
+    if not gates or not run.gates_policy_said:
         return []
     severity = gates.get("severity", "block")
     status = "fail" if severity == "block" else "warn"
     out = []
-    drift = run.get("gateDrift")
-    for item in drift if isinstance(drift, list) else []:
-        if not isinstance(item, dict):
-            continue
-        gate_id = str(item.get("gateId") or "?")
-        kind = item.get("kind")
-        message = item.get("message")
-        if not isinstance(message, str) or not message.strip():
-            message = f"gate {gate_id} differs between the repo and Neens ({kind or 'drift'})"
-        out.append(RuleResult(f"gate_drift:{gate_id}", severity, status, kind, None, message))
+    for item in run.gate_drift:
+        message = item.message or (f"gate {item.gate_id} differs between the repo and Neens "
+                                   f"({item.kind or 'drift'})")
+        out.append(RuleResult(f"gate_drift:{item.gate_id}", severity, status, item.kind, None,
+                              message))
     return out

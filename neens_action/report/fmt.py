@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 
+from neens_action.api.values import real
+
 NA = "n/a"
 
 STATUS_WORDS = {
@@ -23,11 +25,7 @@ STATUS_WORDS = {
 }
 
 
-def finite(value: object) -> float | None:
-    """A finite float, or None for anything else (bools, strings, NaN, None)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+finite = real  # a finite float, or None for anything else (bools, strings, NaN, None)
 
 
 def _trim(text: str) -> str:

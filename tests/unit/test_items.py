@@ -139,8 +139,8 @@ def test_digest_counts_everything_and_keeps_the_first_rows_that_did_not_pass():
                     "output": "big"})
     digest.add("junk")
     assert (digest.total, digest.passed, digest.not_passing) == (100, 50, 50)
-    assert [r["datasetVersionItemId"] for r in digest.rows] == ["b_0", "b_2", "b_4"]
-    assert all("output" not in r for r in digest.rows)
+    assert [r.item_id for r in digest.rows] == ["b_0", "b_2", "b_4"]
+    assert all(r.output == "" for r in digest.rows)  # kept slim
     digest.reset()
     assert (digest.total, digest.passed, digest.rows) == (0, 0, [])
     assert ItemDigest().limit == SHOWN_ITEMS

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from neens_action import pipeline
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.errors import Interrupted
 from neens_action.jobs import JOBS
 from neens_action.outcome import Outcome
@@ -44,9 +46,9 @@ def test_the_guard_turns_sigterm_into_interrupted_once_and_restores_handlers() -
 
 def test_the_policy_is_evaluated_after_the_outcome_and_decides_the_verdict() -> None:
     policy = build_policy(None, {"min_avg_score": 0.9})
-    outcome = Outcome(mode="run", run_id="ppr_1", gate={"passed": True},
-                      run={"status": "completed", "aggregate": {"avgScore": 0.5}},
-                      comparison={}, metrics={})
+    outcome = Outcome(mode="run", run_id="ppr_1", gate=Gate.decode({"passed": True}),
+                      run=Run.decode({"status": "completed", "aggregate": {"avgScore": 0.5}}),
+                      comparison=Comparison.decode({}), metrics=Metrics.decode({}))
     report = pipeline.conclude(outcome, job=JOBS["run"], world=world(), policy=policy)
     assert outcome.policy_eval is not None and outcome.policy_eval.blocked
     assert (outcome.exit_code, outcome.build_verdict) == (1, "blocked")
@@ -78,7 +80,7 @@ class Keeping:
 def test_a_failing_publisher_is_a_warning_and_the_others_still_publish() -> None:
     w = world()
     keeping = Keeping()
-    outcome = Outcome(mode="run", run_id="ppr_1", gate={"passed": False})
+    outcome = Outcome(mode="run", run_id="ppr_1", gate=Gate.decode({"passed": False}))
     settings = EvalRunSettings(base_url="http://127.0.0.1:9")
     finished = pipeline.run_job(JOBS["run"], settings, world=w, flow=lambda: outcome,
                                 publishers=[Failing(), keeping], report_ci=False,

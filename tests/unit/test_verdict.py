@@ -3,34 +3,22 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import pytest
 
 from neens_action import __version__
+from neens_action.api.answers import Gate
 from neens_action.outcome import Invocation, Outcome, SweepOutcome
+from neens_action.policy.result import PolicyEval as Eval
+from neens_action.policy.result import RuleResult as Result
 from neens_action.verdict import ci_result_payload, decide, decide_step, decide_sweep, decide_watch
 
 
-@dataclass
-class Result:
-    dimension: str
-    severity: str
-    status: str
-    observed: object
-    threshold: object
-    reason: str
-
-
-@dataclass
-class Eval:
-    blocked: bool = False
-    warned: bool = False
-    results: list = field(default_factory=list)
-
-
 def outcome(**kw) -> Outcome:
+    """An outcome as the flows make it: the gate answer decoded (None: no gate answer)."""
     kw.setdefault("gate", {"passed": True})
+    if kw["gate"] is not None:
+        kw["gate"] = Gate.decode(kw["gate"])
     return Outcome(mode="run", run_id="ppr_1", **kw)
 
 
@@ -42,13 +30,12 @@ def outcome(**kw) -> Outcome:
     ({"error": "poll timeout"}, (2, "errored")),
     ({"error": "x", "gate": {"passed": True}}, (2, "errored")),
     ({"interrupted": True, "error": "interrupted"}, (130, "errored")),
-    ({"policy_eval": Eval(blocked=True)}, (1, "blocked")),
-    ({"policy_eval": Eval(warned=True)}, (0, "warned")),
+    ({"policy_eval": Eval(blocked=True, warned=False)}, (1, "blocked")),
+    ({"policy_eval": Eval(blocked=False, warned=True)}, (0, "warned")),
     ({"gate": {"passed": True, "guardrailWarnings": [1]}}, (0, "warned")),
     ({"gate": {"passed": False}, "enforced": False}, (0, "warned")),
-    ({"policy_eval": Eval(blocked=True), "enforced": False}, (0, "warned")),
+    ({"policy_eval": Eval(blocked=True, warned=False), "enforced": False}, (0, "warned")),
     ({"error": "boom", "enforced": False}, (2, "errored")),  # --no-gate waives the gate only
-    ({"policy_eval": {"blocked": True, "warned": False}}, (1, "blocked")),
 ])
 def test_decide(kw, expected):
     assert decide(outcome(**kw)) == expected

@@ -10,19 +10,20 @@ agent's own failure (timeout, exit code) folded into the reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from neens_action.api.answers import Gate, GateRow, Run, describe_baseline
+from neens_action.api.values import real
 from neens_action.outcome import Outcome
-from neens_action.report.build.baseline import describe_baseline
+from neens_action.policy.result import PolicyEval
 from neens_action.report.build import headline as hl
 from neens_action.report.build.evidence import (
     agent_failures,
     failure_hints,
     no_answer_note,
     failure_summary,
-    item_key,
     item_verdicts,
     run_rows,
 )
@@ -33,7 +34,6 @@ from neens_action.verdict import (
     gate_passed,
     policy_flags,
     policy_results,
-    result_field,
 )
 
 NOT_COMPARED = "not compared (no baseline)"
@@ -42,14 +42,11 @@ _VERDICT_LABELS = {"pass": "PASS", "fail": "FAIL", "no_data": "NO DATA", "pendin
                    "error": "ERROR"}
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+_num = real
 
 
 def _int(value: Any) -> int | None:
-    n = _num(value)
+    n = real(value)
     return int(n) if n is not None and n == int(n) else None
 
 
@@ -74,7 +71,7 @@ def fmt_value(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4g}"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a policy's nested threshold
         return ", ".join(f"{k}={fmt_value(v)}" for k, v in value.items())
     return str(value)
 
@@ -82,15 +79,15 @@ def fmt_value(value: Any) -> str:
 pass_rate = hl.pass_rate
 
 
-def _baseline_facts(gate: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, str]]:
-    baseline = gate.get("baseline")
-    if not isinstance(baseline, dict):
+def _baseline_facts(gate: Gate, run: Run) -> list[tuple[str, str]]:
+    baseline = gate.baseline
+    if baseline is None:
         return []
-    if not run.get("datasetId") and run.get("gates"):
-        return []  # a gates-only run is graded on the gates' thresholds (spec 4.1.4)
-    facts = [("baseline", describe_baseline(baseline, baseline.get("resolution")))]
-    matched, total = _int(baseline.get("matchedItems")), _int(baseline.get("totalItems"))
-    if baseline.get("compared") is False:
+    if not run.dataset_id and run.gates:
+        return []  # a gates-only run is graded on the gates' thresholds
+    facts = [("baseline", describe_baseline(baseline, baseline.resolution))]
+    matched, total = _int(baseline.matched_items), _int(baseline.total_items)
+    if baseline.compared is False:
         facts.append(("WARNING", f"the baseline matched 0 of {total if total is not None else '?'}"
                       " item(s) — regressions were not compared; run the job on your default "
                       "branch too so pull requests have a run to compare with"))
@@ -100,40 +97,37 @@ def _baseline_facts(gate: dict[str, Any], run: dict[str, Any]) -> list[tuple[str
     return facts
 
 
-def gate_label(row: dict[str, Any]) -> str:
-    verdict = str(row.get("verdict") or "").strip()
+def gate_label(row: GateRow) -> str:
+    verdict = row.verdict
     label = _VERDICT_LABELS.get(verdict, verdict.upper() or "PENDING")
     if label == "PASS":
-        outcome = row.get("guardrailOutcome")
-        if outcome == "block":
+        if row.guardrail_outcome == "block":
             label = "BLOCKED (guardrail)"
-        elif outcome == "warn":
+        elif row.guardrail_outcome == "warn":
             label = "WARN (guardrail)"
-    if row.get("enforced") is False and label != "PASS":
+    if row.enforced_false and label != "PASS":
         label += " (not enforced)"
     return label
 
 
-def gates_table(rows: list[Any]) -> Table | None:
-    rows = [r for r in rows if isinstance(r, dict)]
+def gates_table(rows: Sequence[GateRow]) -> Table | None:
     if not rows:
         return None
     out = []
     passed = warned = failing = 0
     for r in rows:
-        name = str(r.get("name") or r.get("gateId") or "?")
+        name = r.name
         if len(name) > 44:
             name = name[:43] + "…"
-        threshold = r.get("threshold", r.get("passThreshold"))
-        scored = f"{_int(r.get('nScored')) or 0}/{_int(r.get('nItems')) or 0}"
-        out.append([name, "yes" if r.get("enforced", True) else "no", pct_int(r.get("passRate")),
-                    pct_int(threshold), scored, gate_label(r)])
-        guard = r.get("guardrailOutcome")
-        if r.get("passed") is True and guard not in ("block", "warn"):
+        scored = f"{_int(r.n_scored) or 0}/{_int(r.n_items) or 0}"
+        out.append([name, "yes" if r.enforced else "no", pct_int(r.pass_rate),
+                    pct_int(r.threshold), scored, gate_label(r)])
+        guard = r.guardrail_outcome
+        if r.passed is True and guard not in ("block", "warn"):
             passed += 1
-        if r.get("passed") is True and guard == "warn":
+        if r.passed is True and guard == "warn":
             warned += 1
-        if r.get("enforced", True) and r.get("passed") is not True:
+        if r.enforced and r.passed is not True:
             failing += 1
     footer = f"{passed}/{len(rows)} passed"
     if warned:
@@ -143,13 +137,10 @@ def gates_table(rows: list[Any]) -> Table | None:
     return Table(title="eval gates", columns=list(GATE_COLUMNS), rows=out, footer=footer)
 
 
-def policy_lines(policy_eval: Any) -> list[PolicyLine]:
-    return [PolicyLine(label=str(result_field(r, "dimension") or "?"),
-                       severity=str(result_field(r, "severity") or "block"),
-                       status=str(result_field(r, "status") or "?"),
-                       observed=fmt_value(result_field(r, "observed")),
-                       threshold=fmt_value(result_field(r, "threshold")),
-                       reason=str(result_field(r, "reason") or ""))
+def policy_lines(policy_eval: PolicyEval | None) -> list[PolicyLine]:
+    return [PolicyLine(label=r.dimension or "?", severity=r.severity or "block",
+                       status=r.status or "?", observed=fmt_value(r.observed),
+                       threshold=fmt_value(r.threshold), reason=r.reason or "")
             for r in policy_results(policy_eval)]
 
 
@@ -171,10 +162,9 @@ def _net_regressions(outcome: Outcome, failures: list[AgentFailure],
     if count is None or not failures:
         return count
     failed = {i.item_id for i in items if i.status == "agent_failed"}
-    listed = (outcome.comparison or {}).get("regressions")
-    if isinstance(listed, list):
-        ids = [item_key(r) if isinstance(r, dict) else str(r) for r in listed]
-        return max(0, count - sum(1 for i in ids if i in failed))
+    listed = outcome.comparison.regressions if outcome.comparison is not None else None
+    if listed is not None:
+        return max(0, count - sum(1 for r in listed if r.item_id in failed))
     return max(0, count - len(failed))  # no list: assume each was a regression
 
 
@@ -232,7 +222,7 @@ def build_eval_report(outcome: Outcome) -> Report:
     if outcome.build_verdict is None:
         outcome.exit_code, outcome.build_verdict = decide(outcome)
     code, verdict = outcome.exit_code, outcome.build_verdict
-    run, gate = outcome.run or {}, outcome.gate or {}
+    run, gate = outcome.run or Run(), outcome.gate or Gate()
     rows, digest = run_rows(outcome)
     failures = agent_failures(outcome, rows)
     failure_text = failure_summary(failures, len(outcome.invocations))
@@ -249,16 +239,16 @@ def build_eval_report(outcome: Outcome) -> Report:
         kind, report.hints = error_kind(outcome.error)
         report.headline = f"{kind}: the run did not finish, so nothing was gated."
     else:
-        report.hints = failure_hints(failures, outcome.extra.get("timeout"))
+        report.hints = failure_hints(failures, outcome.agent_timeout)
     if outcome.gate is not None:
-        completed, total = _int(run.get("completed")) or 0, _int(run.get("total")) or 0
+        completed, total = run.completed, run.total
         regs = NOT_COMPARED if net is None else str(net)
-        report.facts = [("status", str(run.get("status") or "n/a")),
+        report.facts = [("status", run.status or "n/a"),
                         ("scored", f"{completed}/{total}"),
                         ("regressions", regs)]
         if failure_text:
             report.facts.append(("agents", failure_text))
-        report.facts += _baseline_facts(gate, outcome.run or {})
+        report.facts += _baseline_facts(gate, run)
         report.gate_passed = gate_passed(outcome) is True
         report.facts += [("pass rate", pct2(pass_rate(outcome))),
                          ("gate", gate_fact(outcome, report.gate_passed))]
@@ -269,9 +259,9 @@ def build_eval_report(outcome: Outcome) -> Report:
             if label == "WARNING" and value not in report.warnings:
                 report.warnings.insert(0, value)
         agent_only = bool(failures) and not net
-        report.reasons = [str(r) for r in gate.get("reasons") or [] if r is not None
-                          and not (agent_only and "regression" in str(r).lower())]
-        table = gates_table(gate.get("gates") if isinstance(gate.get("gates"), list) else [])
+        report.reasons = [r for r in gate.reasons
+                          if not (agent_only and "regression" in r.lower())]
+        table = gates_table(gate.gates)
         if table:
             report.tables.append(table)
         report.header = hl.header(outcome, failure_text, net)

@@ -11,9 +11,11 @@ counted apart from regressions.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from neens_action.agents.correlation import HTTP_PROTOBUF, otlp_protocol
+from neens_action.api.answers import Baseline, ItemRow
+from neens_action.api.comparison import Comparison, Regression
+from neens_action.api.values import whole
 from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.fmt import finite, number
@@ -32,66 +34,48 @@ STDERR_LINES = 20
 STDERR_CHARS = 2000
 
 
-def item_key(row: dict[str, Any]) -> str:
-    return str(row.get("datasetVersionItemId") or row.get("item_id") or row.get("itemId")
-               or row.get("id") or "?")
-
-
-def _baseline_results(outcome: Outcome) -> tuple[dict[str, dict[str, Any]], bool]:
+def _baseline_results(outcome: Outcome) -> tuple[dict[str, Regression], bool]:
     """Item id -> the comparison's regression entry, and whether a baseline was compared."""
-    cmp = outcome.comparison or {}
-    entries: dict[str, dict[str, Any]] = {}
-    for r in cmp.get("regressions") if isinstance(cmp.get("regressions"), list) else []:
-        if isinstance(r, dict):
-            entries[item_key(r)] = r
-        elif isinstance(r, str):
-            entries[r] = {}
-    base = (outcome.gate or {}).get("baseline")
-    base = base if isinstance(base, dict) else (cmp.get("baseline") or {})
-    compared = base.get("compared") is True or bool(entries)
+    cmp = outcome.comparison or Comparison()
+    entries = {r.item_id: r for r in cmp.regressions or ()}
+    base = (outcome.gate.baseline if outcome.gate is not None else None) or cmp.baseline
+    compared = (base is not None and base.compared is True) or bool(entries)
     return entries, compared
 
 
-def _as_before(outcome: Outcome, rows: list[dict[str, Any]], regressed: set[str]) -> bool | None:
+def _as_before(outcome: Outcome, rows: list[ItemRow], regressed: set[str]) -> bool | None:
     """Whether the failing items that did not regress were failing in the baseline too:
     True (all of them), False (none had a baseline verdict), None (cannot tell per item).
 
-    E8 names only the regressed items; the rest follows from the match: a full match means
-    every item had a baseline verdict; otherwise the matrix's fail->fail count tells."""
+    The comparison names only the regressed items; the rest follows from the match: a full
+    match means every item had a baseline verdict; otherwise the matrix's fail->fail count
+    tells."""
     cmp = outcome.comparison
-    if not isinstance(cmp, dict):
+    if cmp is None:
         return None
-    base = cmp.get("baseline") if isinstance(cmp.get("baseline"), dict) else {}
-    if base.get("compared") is False:
+    base = cmp.baseline or Baseline()
+    if base.compared is False:
         return False
-    matched, total = base.get("matchedItems"), base.get("totalItems")
-    if isinstance(matched, int) and isinstance(total, int) and matched >= total > 0:
+    matched, total = whole(base.matched_items), whole(base.total_items)
+    if matched is not None and total is not None and matched >= total > 0:
         return True
-    matrix = cmp.get("matrix") if isinstance(cmp.get("matrix"), dict) else {}
-    before_failed = sum(v for k, v in matrix.items() if k.startswith("fail")
-                        and k != "failPass" and isinstance(v, int) and not isinstance(v, bool))
-    failing = sum(1 for r in rows if r.get("passed") is not True and item_key(r) not in regressed)
-    if not matrix or not failing:
+    before_failed = sum(v for k, v in cmp.matrix.items()
+                        if k.startswith("fail") and k != "failPass")
+    failing = sum(1 for r in rows if r.passed is not True and r.key not in regressed)
+    if not cmp.matrix_said or not failing:
         return None
     if before_failed == 0:
         return False
     return True if before_failed == failing else None
 
 
-def _judges(row: dict[str, Any]) -> list[JudgeScore]:
-    scores = row.get("scores")
+def _judges(row: ItemRow) -> list[JudgeScore]:
     out = []
-    if isinstance(scores, dict):
-        for name, value in scores.items():
-            n = finite(value)
-            out.append(JudgeScore(str(name), n, None if n is None else n >= JUDGE_PASS_MARK))
-    elif isinstance(scores, list):
-        for s in scores:
-            if isinstance(s, dict):
-                n = finite(s.get("score"))
-                passed = s.get("passed") if isinstance(s.get("passed"), bool) else (
-                    None if n is None else n >= JUDGE_PASS_MARK)
-                out.append(JudgeScore(str(s.get("name") or s.get("metric") or "?"), n, passed))
+    for judge in row.judges:
+        n = finite(judge.score)
+        passed = judge.passed if judge.passed is not None else (
+            None if n is None else n >= JUDGE_PASS_MARK)
+        out.append(JudgeScore(judge.name, n, passed))
     return out
 
 
@@ -112,16 +96,16 @@ def agent_failure(inv: Invocation) -> AgentFailure | None:
                         inv.returncode, tail)
 
 
-def agent_failures(outcome: Outcome, rows: list[dict[str, Any]]) -> list[AgentFailure]:
+def agent_failures(outcome: Outcome, rows: list[ItemRow]) -> list[AgentFailure]:
     """Crashed / timed-out agents, then items whose agent exited 0 but left no trace."""
     failures = [f for f in (agent_failure(inv) for inv in outcome.invocations) if f]
     failed_ids = {f.item_id for f in failures}
     invs = {inv.item_id: inv for inv in outcome.invocations}
     for row in rows:
-        key = item_key(row)
-        if key in failed_ids or row.get("passed") is not None:
+        key = row.key
+        if key in failed_ids or row.passed is not None:
             continue
-        if row.get("captured") is False or str(row.get("error") or "") == NO_TRACE:
+        if row.captured_said is False or row.error == NO_TRACE:
             # the exporter's own error, if any, is in the agent's output: shown like a crash
             inv = invs.get(key)
             tail = "\n".join(inv.output.splitlines()[-STDERR_LINES:])[-STDERR_CHARS:] \
@@ -131,13 +115,12 @@ def agent_failures(outcome: Outcome, rows: list[dict[str, Any]]) -> list[AgentFa
     return failures
 
 
-def _no_answer(row: dict[str, Any]) -> bool:
+def _no_answer(row: ItemRow) -> bool:
     """A scored item whose captured trace carried no answer text (``output`` null)."""
-    return (row.get("passed") is False and row.get("captured") is not False
-            and "output" in row and row["output"] in (None, ""))
+    return row.answer_missing and row.passed is False and row.captured_said is not False
 
 
-def no_answer_note(rows: list[dict[str, Any]]) -> str:
+def no_answer_note(rows: list[ItemRow]) -> str:
     """The warning for items whose trace carried no answer text ("" when none)."""
     n = sum(1 for r in rows if _no_answer(r))
     if not n:
@@ -147,25 +130,24 @@ def no_answer_note(rows: list[dict[str, Any]]) -> str:
             f"{CAPTURE_SETTINGS}.")
 
 
-def run_rows(outcome: Outcome) -> tuple[list[dict[str, Any]], ItemDigest | None]:
+def run_rows(outcome: Outcome) -> tuple[list[ItemRow], ItemDigest | None]:
     """The run's item rows (or the digest's kept rows) and the digest when there is one."""
-    listed = (outcome.run or {}).get("items")
-    if isinstance(listed, list):
-        return [r for r in listed if isinstance(r, dict)], None
+    listed = outcome.run.items if outcome.run is not None else None
+    if listed is not None:
+        return list(listed), None
     digest = outcome.item_digest
     if digest is None:
         return [], None
-    return [r for r in digest.rows if isinstance(r, dict)], digest
+    return list(digest.rows), digest
 
 
-def _reason(row: dict[str, Any]) -> str:
-    reasons = [row[f] for f in ("error", "reason") if isinstance(row.get(f), str) and row[f]]
-    if isinstance(row.get("reasons"), list):
-        reasons.extend(str(r) for r in row["reasons"] if r)
+def _reason(row: ItemRow) -> str:
+    reasons = [r for r in (row.error, row.reason) if r]
+    reasons.extend(row.reasons)
     return "; ".join(dict.fromkeys(reasons))
 
 
-def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
+def item_verdicts(outcome: Outcome, rows: list[ItemRow],
                   failures: list[AgentFailure]) -> list[ItemVerdict]:
     """Every row as an ItemVerdict with its evidence and state."""
     invs = {inv.item_id: inv for inv in outcome.invocations}
@@ -174,8 +156,8 @@ def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
     before = _as_before(outcome, rows, set(regressed))
     out = []
     for row in rows:
-        key = item_key(row)
-        passed = row.get("passed")
+        key = row.key
+        passed = row.passed
         state = "pass" if passed is True else ("fail" if passed is False else "unscored")
         reason = _reason(row)
         if _no_answer(row):
@@ -199,20 +181,15 @@ def item_verdicts(outcome: Outcome, rows: list[dict[str, Any]],
             status = "new"  # no baseline verdict for this item
         else:
             status = "failing" if before else "fail"  # fail: cannot tell what it was before
-        entry = regressed.get(key, {})
-        baseline = str(entry.get("before") or ("pass" if key in regressed else
-                                               ("fail" if status == "failing" else "")))
-        answer = row.get("output")
-        expected = row.get("expectedOutput", row.get("expected_output"))
+        entry = regressed.get(key) or Regression(key)
+        baseline = entry.before or ("pass" if key in regressed else
+                                    ("fail" if status == "failing" else ""))
         out.append(ItemVerdict(
-            item_id=key, input=str(row.get("input") or (inv.input if inv else "")), state=state,
-            score=finite(row.get("score", row.get("avgScore"))), reason=reason,
-            suite=str(row.get("gateName") or row.get("gateId") or ""),
+            item_id=key, input=row.input or (inv.input if inv else ""), state=state,
+            score=finite(row.score), reason=reason, suite=row.gate_name,
             duration_s=inv.duration_s if inv else None, status=status,
-            expected=expected if isinstance(expected, str) else "",
-            answer=answer if isinstance(answer, str) else "",
-            judges=_judges(row), baseline=baseline,
-            baseline_score=finite(entry.get("beforeScore", entry.get("baselineScore"))),
+            expected=row.expected, answer=row.output,
+            judges=_judges(row), baseline=baseline, baseline_score=finite(entry.before_score),
         ))
     return out
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from neens_action.report.build.baseline import describe_baseline
+from neens_action.api.answers import Baseline, Gate, Run, describe_baseline
+from neens_action.api.comparison import Traits
+from neens_action.api.values import real
 from neens_action.outcome import Outcome
+from neens_action.policy.result import RuleResult
 from neens_action.report.fmt import (
     change_pct,
     finite,
@@ -23,45 +26,43 @@ from neens_action.report.fmt import (
 )
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure
-from neens_action.verdict import gate_passed, policy_results, result_field
+from neens_action.verdict import gate_passed, policy_results
 
 NOT_COMPARED = "not compared (no baseline)"
 _KEY = re.compile(r"^\S+ (max_\w+|min_\w+)")
 
 
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def baseline_block(outcome: Outcome) -> dict[str, Any]:
-    base = _dict(_dict(outcome.gate).get("baseline"))
-    return base or _dict(_dict(outcome.comparison).get("baseline"))
+def baseline_block(outcome: Outcome) -> Baseline | None:
+    """The gate's baseline block, else the comparison's (None without either)."""
+    base = outcome.gate.baseline if outcome.gate is not None else None
+    if base is None and outcome.comparison is not None:
+        base = outcome.comparison.baseline
+    return base
 
 
 def not_compared(outcome: Outcome) -> bool:
-    gate = _dict(outcome.gate)
-    return baseline_block(outcome).get("compared") is False or (
-        "regressions" in gate and gate["regressions"] is None)
+    base = baseline_block(outcome)
+    return (base is not None and base.compared is False) or (
+        outcome.gate is not None and outcome.gate.regressions_null)
 
 
 def regression_count(outcome: Outcome) -> int | None:
     """The server's regression count (None: not compared)."""
     if not_compared(outcome):
         return None
-    run = _dict(outcome.run)
-    for value in (_dict(outcome.gate).get("regressions"), run.get("regressions"),
-                  _dict(run.get("aggregate")).get("regressions")):
-        n = finite(value)
-        if n is not None:
-            return int(n)
-    listed = _dict(outcome.comparison).get("regressions")
-    return len(listed) if isinstance(listed, list) else 0
+    run = outcome.run or Run()
+    gate = outcome.gate or Gate()
+    for value in (gate.regressions, run.regressions, run.aggregate.regressions):
+        if value is not None:
+            return int(value)
+    listed = outcome.comparison.regressions if outcome.comparison is not None else None
+    return 0 if listed is None else len(listed)
 
 
 def pass_rate(outcome: Outcome) -> float | None:
-    value = finite(_dict(outcome.gate).get("passRate"))
-    return value if value is not None else finite(
-        _dict(_dict(outcome.run).get("aggregate")).get("passRate"))
+    value = real(outcome.gate.pass_rate if outcome.gate is not None else None)
+    return value if value is not None else real(
+        outcome.run.aggregate.pass_rate if outcome.run is not None else None)
 
 
 def _unit(label: str, key: str) -> tuple[str, str]:
@@ -84,11 +85,11 @@ def _fmt(kind: str, value: object) -> str:
     return {"usd": usd, "ms": ms, "rate": rate}.get(kind, number)(value)
 
 
-def policy_phrase(result: object) -> str:
+def policy_phrase(result: RuleResult) -> str:
     """``cost +1,567 % (max 20 %)`` / ``latency 401 ms (max 300 ms)`` for one rule result."""
-    label = str(result_field(result, "dimension") or "?")
-    reason = str(result_field(result, "reason") or "")
-    observed, threshold = result_field(result, "observed"), result_field(result, "threshold")
+    label = result.dimension or "?"
+    reason = result.reason or ""
+    observed, threshold = result.observed, result.threshold
     if finite(observed) is None or finite(threshold) is None:
         return reason or label
     match = _KEY.match(reason)
@@ -109,28 +110,28 @@ def policy_phrase(result: object) -> str:
 
 def _policy(outcome: Outcome, status: str) -> list[str]:
     return [policy_phrase(r) for r in policy_results(outcome.policy_eval)
-            if result_field(r, "status") == status]
+            if r.status == status]
 
 
 def caveats(outcome: Outcome) -> list[str]:
     """Rules that could not be evaluated and waivers: shown with a ⚠️, never as a pass."""
     out = []
-    gate = _dict(_dict(outcome.gate).get("gate"))
+    limits = outcome.gate.limits if outcome.gate is not None else frozenset()
     if not_compared(outcome):
-        why = ("`max-regressions` could not be evaluated" if "max_regressions" in gate
+        why = ("`max-regressions` could not be evaluated" if "max_regressions" in limits
                else "regressions were not compared")
         out.append(f"{why}: no baseline run matched these items. Run the job on your default "
                    "branch too, so pull requests have a run to compare with.")
     for r in policy_results(outcome.policy_eval):
-        if result_field(r, "status") == "skipped" and result_field(r, "severity") == "block":
-            out.append(f"Policy rule not evaluated: {result_field(r, 'reason')}")
+        if r.status == "skipped" and r.severity == "block":
+            out.append(f"Policy rule not evaluated: {r.reason}")
     if not outcome.enforced and (gate_passed(outcome) is not True or _policy(outcome, "fail")):
         out.append("The gate failed but `no-gate` waived it: this build is not blocked.")
     return out
 
 
 def _gate_reasons(outcome: Outcome, agent_only: bool) -> list[str]:
-    reasons = [readable_reason(str(r)) for r in _dict(outcome.gate).get("reasons") or [] if r]
+    reasons = [readable_reason(r) for r in (outcome.gate or Gate()).reasons if r]
     if agent_only:  # the "regressions" are agents that never answered: said once, as such
         reasons = [r for r in reasons if "regression" not in r.lower()]
     return reasons
@@ -166,8 +167,9 @@ def headline(outcome: Outcome, code: int, verdict: str, failures: list[AgentFail
     return f"Passed: pass rate {rate_text}, {regs}."
 
 
-def _traits(outcome: Outcome, side: str) -> dict[str, Any]:
-    return _dict(_dict(_dict(outcome.comparison).get("traits")).get(side))
+def _traits(outcome: Outcome, side: str) -> Traits:
+    traits = outcome.comparison.traits(side) if outcome.comparison is not None else None
+    return traits or Traits()
 
 
 def _with_change(text: str, before: object, after: object, fmt: Any) -> str:
@@ -180,23 +182,23 @@ def _with_change(text: str, before: object, after: object, fmt: Any) -> str:
 def header(outcome: Outcome, failure_text: str, net_regressions: int | None) -> list[
         tuple[str, str]]:
     """The header line: dataset, candidate, baseline, pass rate, score, regressions, cost."""
-    run = _dict(outcome.run)
+    run = outcome.run or Run()
     out: list[tuple[str, str]] = []
-    dataset = str(run.get("datasetId") or "")
+    dataset = run.dataset_id
     if dataset:
-        version = str(run.get("datasetVersionId") or "")
+        version = run.dataset_version_id
         out.append(("dataset", f"{dataset} ({version})" if version else dataset))
-    elif run.get("gates"):
+    elif run.gates:
         out.append(("dataset", "eval gates only"))
-    label, sha = str(run.get("versionLabel") or ""), str(run.get("gitSha") or "")[:7]
+    label, sha = run.version_label, run.git_sha[:7]
     if label or sha:
         out.append(("candidate", " @ ".join(p for p in (label, sha) if p)))
     base = baseline_block(outcome)
-    if base and dataset:
-        out.append(("baseline", describe_baseline(base, base.get("resolution"))))
-    before_rate = finite(base.get("passRate"))
+    if base is not None and dataset:
+        out.append(("baseline", describe_baseline(base, base.resolution)))
+    before_rate = real(base.pass_rate if base is not None else None)
     out.append(("pass rate", rate_vs(pass_rate(outcome), before_rate)))
-    avg = finite(_dict(run.get("aggregate")).get("avgScore"))
+    avg = real(run.aggregate.avg_score)
     if avg is not None:
         out.append(("mean score", fmt_score(avg)))
     if net_regressions is not None and not (failure_text and net_regressions == 0):
@@ -207,10 +209,10 @@ def header(outcome: Outcome, failure_text: str, net_regressions: int | None) -> 
     if failure_text:
         out.append(("agent failures", failure_text))
     cand, before = _traits(outcome, "candidate"), _traits(outcome, "baseline")
-    if finite(cand.get("avg_cost")) is not None:
-        out.append(("cost / item", _with_change(usd(cand["avg_cost"]), before.get("avg_cost"),
-                                                cand["avg_cost"], usd)))
-    if finite(cand.get("avg_latency")) is not None:
-        out.append(("latency", _with_change(ms(cand["avg_latency"]), before.get("avg_latency"),
-                                            cand["avg_latency"], ms)))
+    if cand.avg_cost is not None:
+        out.append(("cost / item", _with_change(usd(cand.avg_cost), before.avg_cost,
+                                                cand.avg_cost, usd)))
+    if cand.avg_latency is not None:
+        out.append(("latency", _with_change(ms(cand.avg_latency), before.avg_latency,
+                                            cand.avg_latency, ms)))
     return out

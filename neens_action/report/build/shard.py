@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASSED
-from neens_action.outcome import Outcome
+from neens_action.api.answers import Run
+from neens_action.outcome import Outcome, ShardInfo
 from neens_action.report.model import Report, Table
 from neens_action.verdict import decide_step
 
@@ -49,25 +50,24 @@ def _base(outcome: Outcome, title: str, headline: str) -> Report:
 
 
 def build_create_report(outcome: Outcome) -> Report:
-    run = outcome.run or {}
+    run = outcome.run or Run()
     ok = not outcome.error and not outcome.interrupted and outcome.run_id
     headline = (f"Created run {outcome.run_id}: it waits for its shards' traces."
                 if ok else "No run was created." if not outcome.run_id
                 else f"Run {outcome.run_id} was created but the step did not complete.")
     report = _base(outcome, f"Pre-prod eval {outcome.run_id or '(no run)'} (create)", headline)
     if ok:
-        total = run.get("total") if isinstance(run.get("total"), int) else None
-        report.facts = [("status", str(run.get("status") or "awaiting_traces")),
-                        ("items", "n/a" if total is None else str(total)),
-                        ("version", str(outcome.extra.get("version_label") or "")),
+        report.facts = [("status", run.status or "awaiting_traces"),
+                        ("items", str(run.total) if run.total_said else "n/a"),
+                        ("version", outcome.version_label or ""),
                         ("next", f"--run-id {outcome.run_id} --shard I/N, then "
                                  f"{_finish_cmd(outcome)}")]
     return report
 
 
 def build_shard_report(outcome: Outcome) -> Report:
-    info = outcome.extra.get("shard") or {}
-    index, total = info.get("index", 1), info.get("total", 1)
+    info = outcome.shard or ShardInfo()
+    index, total = info.index, info.total
     share = f"shard {index}/{total}" if total > 1 else "all items"
     invs = outcome.invocations
     ok = sum(1 for inv in invs if inv.ok)
@@ -76,19 +76,19 @@ def build_shard_report(outcome: Outcome) -> Report:
     elif outcome.error:
         headline = f"Replaying {share} failed."
     else:
-        headline = (f"Replayed {share}: {len(invs)} of {info.get('totalItems', 0)} item(s), "
+        headline = (f"Replayed {share}: {len(invs)} of {info.total_items} item(s), "
                     f"{ok} exited 0; the run is not started.")
     title = (f"Shard {index}/{total} of run {outcome.run_id}" if total > 1
              else f"Replay of run {outcome.run_id or '(no run)'} (not started)")
     report = _base(outcome, title, headline)
     if invs or not outcome.error:
         report.facts = [("shard", f"{index}/{total}"),
-                        ("items", f"{info.get('items', 0)} of {info.get('totalItems', 0)}"),
+                        ("items", f"{info.items} of {info.total_items}"),
                         ("agents ok", f"{ok}/{len(invs)}")]
         if not outcome.error and not outcome.interrupted and outcome.run_id:
             report.facts.append(("next", _finish_cmd(outcome)))
     failed = [inv for inv in invs if not inv.ok]
-    rerun = str(outcome.extra.get("rerun") or "")
+    rerun = outcome.rerun
     if rerun:
         leg = f"shard {index}/{total}" if total > 1 else "the replay"
         report.facts.append(("re-run", f"{leg}: {rerun}"))
@@ -111,14 +111,14 @@ def _doc(outcome: Outcome, report: Report) -> dict[str, Any]:
     return {"format": FORMAT, "mode": outcome.mode, "runId": outcome.run_id or "",
             "exitCode": report.exit_code, "verdict": report.verdict, "error": outcome.error,
             "interrupted": bool(outcome.interrupted),
-            "versionLabel": outcome.extra.get("version_label")}
+            "versionLabel": outcome.version_label}
 
 
 def create_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     from neens_action.report.render.json import jsonable
 
     doc = _doc(outcome, report)
-    doc["run"] = outcome.run
+    doc["run"] = outcome.run.raw if outcome.run is not None else None  # as the server sent it
     done = report.exit_code == EXIT_PASSED and outcome.run_id
     doc["next"] = ({"shard": f"neens eval run --run-id {outcome.run_id} --shard I/N -- "
                              "<agent command>",
@@ -131,8 +131,9 @@ def shard_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     from neens_action.report.render.json import jsonable
 
     doc = _doc(outcome, report)
-    info = outcome.extra.get("shard") or {}
-    doc["shard"] = {k: info.get(k) for k in ("index", "total", "items", "totalItems")}
+    info = outcome.shard or ShardInfo()
+    doc["shard"] = {"index": info.index, "total": info.total, "items": info.items,
+                    "totalItems": info.total_items}
     doc["next"] = ({"finish": _finish_cmd(outcome)}
                    if report.exit_code == EXIT_PASSED and outcome.run_id else None)
     doc["warnings"] = list(report.warnings)
@@ -146,7 +147,7 @@ def finish_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     from neens_action.report.render.json import eval_document
 
     doc = eval_document(outcome, report)
-    doc["missingItems"] = list(outcome.extra.get("missing_items") or [])
+    doc["missingItems"] = list(outcome.missing_items)
     return doc
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from neens_action.api.answers import Run
+from neens_action.api.values import real
 from neens_action.outcome import Outcome
 from neens_action.report.model import ItemVerdict, Report, Table
 
@@ -123,21 +125,13 @@ def stress_tables(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> 
     ]
 
 
-def items_from_run(run: Mapping[str, Any] | None) -> list[ItemVerdict]:
+def items_from_run(run: Run | None) -> list[ItemVerdict]:
     """Item verdicts straight from ``run.items`` (used when the eval report has none)."""
     out = []
-    for row in (run or {}).get("items") or []:
-        if not isinstance(row, Mapping):
-            continue
-        passed = row.get("passed")
-        state = "pass" if passed is True else "fail" if passed is False else "unscored"
-        iid = row.get("datasetVersionItemId") or row.get("item_id") or row.get("itemId") or ""
-        score = row.get("score")
-        out.append(ItemVerdict(
-            item_id=str(iid), input=str(row.get("input") or ""), state=state,
-            score=float(score) if isinstance(score, (int, float)) else None,
-            reason=str(row.get("error") or ""),
-        ))
+    for row in (run.items if run is not None else None) or ():
+        state = "pass" if row.passed is True else "fail" if row.passed is False else "unscored"
+        out.append(ItemVerdict(item_id=row.item_id, input=row.input, state=state,
+                               score=real(row.score), reason=row.error))
     return out
 
 

@@ -1,15 +1,18 @@
 """What changed between two ``neens eval watch`` iterations (spec neens-api.md 7.3, 10.5, 10.7).
 
-Pure functions over the server's payloads: per-item states from the terminal run object (or
-the E3 rows when the run carries no ``items``), the headline metrics, their deltas, and the
+Pure functions over the server's answers: per-item states from the terminal run (or the item
+list's rows when the run carries no ``items``), the headline metrics, their deltas, and the
 item diff. ``iteration_record`` assembles the compact ``--json`` object of one iteration.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from neens_action.api.answers import Gate, ItemRow, Run
+from neens_action.api.values import real
 
 JsonDict = dict[str, Any]
 
@@ -29,74 +32,52 @@ class ItemState:
     error: str | None = None
 
 
-def _item_id(row: JsonDict) -> str:
-    for key in ("datasetVersionItemId", "item_id", "itemId", "id"):
-        value = row.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ("" if value is None else str(value))
-
-
-def item_states(run: JsonDict | None, rows: list[JsonDict] | None = None) -> dict[str, ItemState]:
+def item_states(run: Run | None,
+                rows: Sequence[ItemRow] | None = None) -> dict[str, ItemState]:
     """Per-item verdicts, in replay order, keyed by item id. From ``run.items`` when the run
-    has such a list, else from E3 ``rows`` (which carry no verdict: every item is unscored).
-    ``passed: null`` (never captured, errored, not yet scored) is never a pass.
+    has such a list, else from the item list's ``rows`` (which carry no verdict: every item
+    is unscored). ``passed: null`` (never captured, errored, not yet scored) is never a pass.
     """
-    source = run.get("items") if isinstance(run, dict) else None
-    if not isinstance(source, list):
-        source = rows or []
+    source = run.items if run is not None else None
+    if source is None:
+        source = tuple(rows or ())
     states: dict[str, ItemState] = {}
     for row in source:
-        if not isinstance(row, dict):
-            continue
-        item_id = _item_id(row)
+        item_id = row.item_id
         if not item_id or item_id in states:
             continue
-        passed = row.get("passed")
-        state = PASS if passed is True else FAIL if passed is False else UNSCORED
-        err = row.get("error")
-        states[item_id] = ItemState(item_id, state, _text(row.get("input")), _text(err) or None)
+        state = PASS if row.passed is True else FAIL if row.passed is False else UNSCORED
+        states[item_id] = ItemState(item_id, state, row.input, row.error or None)
     return states
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+def _count(value: int | float | None) -> int | None:
+    return None if value is None else int(value)
 
 
-def _count(value: Any) -> int | None:
-    number = _number(value)
-    return int(number) if number is not None else None
-
-
-def metrics(run: JsonDict | None, gate: JsonDict | None) -> JsonDict:
+def metrics(run: Run | None, gate: Gate | None) -> JsonDict:
     """``{passRate, avgScore, passed, failed, errored, regressions}``; None where unknown.
     ``passRate`` prefers the gate's figure; ``regressions`` is None when the gate says nothing
     was compared (``regressions: null``), else the gate's count, else the run's.
     """
-    run = run if isinstance(run, dict) else {}
-    gate = gate if isinstance(gate, dict) else {}
-    agg = run.get("aggregate") if isinstance(run.get("aggregate"), dict) else {}
-    pass_rate = _number(gate.get("passRate"))
+    run = run or Run()
+    gate = gate or Gate()
+    agg = run.aggregate
+    pass_rate = real(gate.pass_rate)
     if pass_rate is None:
-        pass_rate = _number(agg.get("passRate"))
-    if "regressions" in gate:
-        regressions = _count(gate.get("regressions"))
+        pass_rate = real(agg.pass_rate)
+    if gate.regressions is not None or gate.regressions_null:
+        regressions = _count(gate.regressions)
     else:
-        regressions = _count(agg.get("regressions"))
+        regressions = _count(agg.regressions)
         if regressions is None:
-            regressions = _count(run.get("regressions"))
+            regressions = _count(run.regressions)
     return {
         "passRate": pass_rate,
-        "avgScore": _number(agg.get("avgScore")),
-        "passed": _count(agg.get("passed")),
-        "failed": _count(agg.get("failed")),
-        "errored": _count(agg.get("errored")),
+        "avgScore": real(agg.avg_score),
+        "passed": _count(agg.passed),
+        "failed": _count(agg.failed),
+        "errored": _count(agg.errored),
         "regressions": regressions,
     }
 

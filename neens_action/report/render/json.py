@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
+from neens_action.api.values import number
 from neens_action.outcome import Outcome
 from neens_action.report import serial
 from neens_action.report.model import Report
@@ -48,7 +50,7 @@ FORMAT = 2  # 2: adds ``report`` (the rendered surfaces' input)
 def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
@@ -60,36 +62,25 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _policy_json(policy_eval: Any) -> Any:
-    if isinstance(policy_eval, dict):
-        return policy_eval
-    to_json = getattr(policy_eval, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    return {"blocked": bool(getattr(policy_eval, "blocked", False)),
-            "warned": bool(getattr(policy_eval, "warned", False)),
-            "results": [vars(r) if hasattr(r, "__dict__") else r
-                        for r in getattr(policy_eval, "results", []) or []]}
-
-
-def _num(value: Any) -> float | int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value if math.isfinite(value) else None
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
 
 
 def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     """The ``--json`` document (and ``result_json`` handed to publishers)."""
+    # The server's objects are passed through as it sent them (``raw``): this document is
+    # the one place that shows them unchanged.
     run, gate = outcome.run, outcome.gate
     rows = {it.item_id: it for it in report.items}
-    gate_d = gate or {}
-    run_d = run or {}
+    gate_d = gate.raw if gate is not None else {}
+    run_d = run.raw if run is not None else {}
     regs = report.outputs.get("regressions", "")
+    run_rate = run.aggregate.pass_rate if run is not None else None
     summary = {
-        "passRate": _num(gate_d.get("passRate", (run_d.get("aggregate") or {}).get("passRate"))),
+        "passRate": number(gate_d["passRate"]) if "passRate" in gate_d else run_rate,
         "regressions": int(regs) if regs.isdigit() else None,
-        "scored": _num(run_d.get("completed")),
-        "total": _num(run_d.get("total")),
+        "scored": number(run_d.get("completed")),
+        "total": number(run_d.get("total")),
     }
     doc: dict[str, Any] = {
         "format": FORMAT,
@@ -97,19 +88,18 @@ def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
         "runId": outcome.run_id or "",
         "exitCode": report.exit_code,
         "verdict": report.verdict,
-        "gatePassed": bool(isinstance(gate, dict) and gate.get("passed") is True),
+        "gatePassed": gate is not None and gate.passed is True,
         "enforced": bool(outcome.enforced),
         "error": outcome.error,
         "interrupted": bool(outcome.interrupted),
-        "run": run,
-        "gate": gate,
-        "gates": list(gate_d.get("gates") or []) if isinstance(gate_d.get("gates"), list) else [],
+        "run": None if run is None else run_d,
+        "gate": None if gate is None else gate_d,
+        "gates": _list(gate_d.get("gates")),
     }
     if outcome.policy_eval is not None:
-        doc["policyEval"] = _policy_json(outcome.policy_eval)
+        doc["policyEval"] = outcome.policy_eval.to_json()
     doc["gatesPolicy"] = run_d.get("gatesPolicy")
-    drift = run_d.get("gateDrift")
-    doc["drift"] = list(drift) if isinstance(drift, list) else []
+    doc["drift"] = _list(run_d.get("gateDrift"))
     doc["buildVerdict"] = ({"verdict": report.verdict, "reported": outcome.ci_result_reported}
                            if outcome.run_id else None)
     doc["summary"] = summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from neens_action.api.answers import ItemRow
 from neens_action.api.client import (
     CI_RESULT_RETRIES,
     NeensClient,
@@ -67,17 +68,18 @@ def test_a_run_is_folded_into_a_digest_as_it_streams(fake):
     fake.script = [(200, {}, rows_body(3000, total=3000))]
     digest = ItemDigest(limit=5)
     run = client.get_run("r", digest=digest)
-    assert run == {"id": "r", "status": "completed", "total": 3000}
+    assert run.raw == {"id": "r", "status": "completed", "total": 3000}
+    assert run.items is None and (run.id, run.total) == ("r", 3000)
     assert (digest.total, digest.passed) == (3000, 1500)
-    assert [r["datasetVersionItemId"] for r in digest.rows] == [f"b_{i}" for i in (1, 3, 5, 7, 9)]
-    assert digest.rows[0] == {"datasetVersionItemId": "b_1", "input": "prompt 1",
-                              "passed": False, "error": "judge said no"}
+    assert [r.item_id for r in digest.rows] == [f"b_{i}" for i in (1, 3, 5, 7, 9)]
+    assert digest.rows[0] == ItemRow(item_id="b_1", input="prompt 1", passed=False,
+                                     error="judge said no")
 
 
 def test_polling_never_holds_the_items_even_from_a_server_that_sends_them(fake):
     client, _ = make(fake)
     fake.script = [(200, {}, rows_body(2000, total=2000))]
-    assert client.get_run_summary("r") == {"id": "r", "status": "completed", "total": 2000}
+    assert client.get_run_summary("r").raw == {"id": "r", "status": "completed", "total": 2000}
     assert fake.requests[0]["path"] == "/preprod-evals/r?items=false"
 
 
@@ -85,5 +87,5 @@ def test_a_create_answer_is_read_without_its_items_and_start_drains_the_run(fake
     client, _ = make(fake)
     fake.script = [(201, {}, rows_body(2000, status="awaiting_traces")), (200, {}, rows_body(2000))]
     run = client.create_run({"name": "x", "version_label": "x"})
-    assert run == {"id": "r", "status": "awaiting_traces"}
+    assert run.raw == {"id": "r", "status": "awaiting_traces"} and run.items is None
     assert client.start_run("r") is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 
 from neens_action import pipeline
+from neens_action.api.answers import Gate
 from neens_action.errors import Interrupted, NeensApiError
 from neens_action.jobs import JOBS
 from neens_action.outcome import Outcome
@@ -47,7 +48,7 @@ def test_failed_report_of_an_errored_run_is_folded_into_the_error_line():
 
 def test_failed_report_of_a_gated_run_is_one_warning():
     w = world()
-    outcome = Outcome(mode="run", run_id="r1", gate={"passed": True})
+    outcome = Outcome(mode="run", run_id="r1", gate=Gate.decode({"passed": True}))
     pipeline.report_ci_result(outcome, ReportClient(transient()), world=w)
     assert w.err.getvalue().startswith("neens: warning: could not report the build verdict")
     assert outcome.error is None
@@ -56,7 +57,7 @@ def test_failed_report_of_a_gated_run_is_one_warning():
 def test_a_signal_during_the_report_interrupts_it_and_cancels_our_run():
     w = world()
     client = ReportClient(Interrupted("interrupted by SIGTERM"))
-    outcome = Outcome(mode="run", run_id="r1", gate={"passed": True}, extra={"created": True})
+    outcome = Outcome(mode="run", run_id="r1", gate=Gate.decode({"passed": True}), created=True)
     report = pipeline.conclude(outcome, job=JOBS["run"], world=w, client=client)
     assert report.verdict == "errored"
     assert outcome.interrupted and (outcome.exit_code, outcome.build_verdict) == (130, "errored")

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from neens_action.api.answers import Run
 from neens_action.api.client import (
     USER_AGENT,
     NeensClient,
@@ -24,7 +25,7 @@ def test_headers_and_bodies(fake):
     client, _ = make(fake, project_id="proj_1")
     fake.script = [(200, {}, {"id": "ppr_1", "status": "awaiting_traces"}), (200, {}, {}), ]
     run = client.create_run({"name": "v1", "version_label": "v1", "dataset_id": None})
-    assert run["id"] == "ppr_1"
+    assert run.id == "ppr_1"
     client.start_run("ppr_1")
     create, start = fake.requests
     assert create["path"] == "/preprod-evals"
@@ -50,7 +51,7 @@ def test_no_key_no_authorization_header(fake):
 def test_get_retries_5xx_then_succeeds(fake):
     client, sleeps = make(fake)
     fake.script = [(500, {}, {"detail": "boom"}), (503, {}, "down"), (200, {}, {"status": "ok"})]
-    assert client.get_run("r") == {"status": "ok"}
+    assert client.get_run("r").raw == {"status": "ok"}
     assert len(fake.requests) == 3
     assert sleeps == [0.5, 1.0]  # full jitter upper bounds (rand returns the maximum)
 
@@ -60,7 +61,7 @@ def test_retry_after_honoured_and_capped(fake):
     fake.script = [(429, {"Retry-After": "2"}, {"detail": "slow down"}),
                    (429, {"Retry-After": "120"}, {"detail": "slow down"}),
                    (200, {}, {"status": "ok"})]
-    assert client.get_run("r")["status"] == "ok"
+    assert client.get_run("r").status == "ok"
     assert sleeps == [2.0, 4.0]
 
 
@@ -102,14 +103,16 @@ def test_sweep_suite_and_launch_creates_are_looked_up_not_repeated(fake, call, p
                                                                    field):
     client, _ = make(fake)
     fake.script = [(503, {}, {"detail": "try later"}), (200, {}, {field: [{"id": "x_9"}]})]
-    assert call(client)["id"] == "x_9"  # the lookup found what the lost create made
+    answer = call(client)  # the lookup found what the lost create made
+    assert (answer.id if isinstance(answer, Run) else answer["id"]) == "x_9"
     post, get = fake.requests
     key = post["headers"]["Idempotency-Key"]
     assert post["path"] == path and key.startswith("neens-action-")
     assert get["method"] == "GET" and get["path"] == f"{lookup}?idempotency_key={key}"
     fake.requests.clear()
     fake.script = [(500, {}, {"detail": "boom"}), (200, {}, {field: []}), (201, {}, {"id": "y"})]
-    assert call(client)["id"] == "y"  # nothing was made: sent again, same key
+    answer = call(client)  # nothing was made: sent again, same key
+    assert (answer.id if isinstance(answer, Run) else answer["id"]) == "y"
     first, _, second = fake.requests
     assert first["headers"]["Idempotency-Key"] == second["headers"]["Idempotency-Key"]
     fake.requests.clear()
@@ -215,7 +218,7 @@ def test_create_5xx_found_by_the_lookup_is_the_answer(fake):
     client, sleeps = make(fake)
     fake.script = [(503, {}, {"detail": "try later"}),
                    (200, {}, {"runs": [{"id": "ppr_9", "status": "awaiting_traces"}]})]
-    assert client.create_run({"name": "x"})["id"] == "ppr_9"
+    assert client.create_run({"name": "x"}).id == "ppr_9"
     assert len(posts(fake)) == 1 and sleeps == []
 
 
@@ -223,7 +226,7 @@ def test_create_5xx_that_created_nothing_is_sent_again_with_the_same_key(fake):
     client, _ = make(fake)
     fake.script = [(500, {}, {"detail": "boom"}), (200, {}, {"runs": []}),
                    (201, {}, {"id": "ppr_2"})]
-    assert client.create_run({"name": "x"})["id"] == "ppr_2"
+    assert client.create_run({"name": "x"}).id == "ppr_2"
     first, second = posts(fake)
     assert first["headers"]["Idempotency-Key"] == second["headers"]["Idempotency-Key"]
     assert first["headers"]["Idempotency-Key"].startswith("neens-action-")
@@ -242,7 +245,7 @@ def test_create_without_a_lookup_on_the_server_is_an_error_not_a_resend(fake):
 def test_create_429_is_sent_again_after_retry_after(fake):
     client, sleeps = make(fake)
     fake.script = [(429, {"Retry-After": "2"}, {"detail": "slow down"}), (201, {}, {"id": "r"})]
-    assert client.create_run({"name": "x"})["id"] == "r"
+    assert client.create_run({"name": "x"}).id == "r"
     assert len(fake.requests) == 2 and sleeps == [2.0]  # a refusal: no lookup needed
 
 
@@ -335,4 +338,4 @@ def test_a_create_whose_answer_breaks_off_is_looked_up_not_resent(fake):
     fake.script = [(201, {}, Cut(b'{"id": "ppr_7", "status": "awaiting_traces", "items": [')),
                    (200, {}, {"runs": [{"id": "ppr_7", "status": "awaiting_traces"}]})]
     run = client.create_run({"name": "x", "version_label": "x"})
-    assert run["id"] == "ppr_7" and len(posts(fake)) == 1
+    assert run.id == "ppr_7" and len(posts(fake)) == 1

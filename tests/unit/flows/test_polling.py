@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
+from neens_action.api.answers import Gate, Run
 from neens_action.errors import NeensApiError, RunError
 from neens_action.flows import polling, runs, shard, stress
 from neens_action.flows.polling import PollTimeout, poll_delays, poll_until
@@ -34,10 +35,11 @@ def transient() -> NeensApiError:
 
 
 def run_loop(fetch: Callable[[], dict], w: World, **kw) -> dict:
-    """poll_until with the run defaults of poll_run."""
+    """poll_until with the run defaults of poll_run (each answer decoded as the client does);
+    the last run as the server sent it."""
     opts = {"interval": 1.0, "timeout": 60, "is_done": runs.is_terminal,
             "describe": runs.progress_text, "prefix": "  run status: ", "what": "scoring"}
-    return poll_until(fetch, world=w, **{**opts, **kw})
+    return poll_until(lambda: Run.decode(fetch()), world=w, **{**opts, **kw}).raw
 
 
 # -- the loop ------------------------------------------------------------------------------------
@@ -245,7 +247,7 @@ def outage_stress(w: World) -> tuple[int, str | None]:
     client = Client([{"id": "sts_1", "status": "generating"}, stress_fakes.READY])
     out = stress.run_stress(stress_fakes.push_settings(), client=client, world=w)
     assert outage.failures > 1 and out.suite == stress_fakes.READY
-    return (0 if out.gate == {"passed": True, "reasons": []} else 1), out.error
+    return (0 if out.gate == Gate.decode({"passed": True, "reasons": []}) else 1), out.error
 
 
 def outage_shard_finish(w: World) -> tuple[int, str | None]:
@@ -265,8 +267,8 @@ def outage_shard_finish(w: World) -> tuple[int, str | None]:
     s = shard_fakes.settings(run_id="r1", finish=True, command=[], poll_interval=1.0)
     out = shard.run_finish(s, client=client, world=w)
     assert outage.failures > 1 and client.calls.count("start_run") == 1
-    assert out.run is not None and out.run["status"] == "completed"
-    return (0 if out.gate and out.gate["passed"] else 1), out.error
+    assert out.run is not None and out.run.status == "completed"
+    return (0 if out.gate and out.gate.passed else 1), out.error
 
 
 @pytest.mark.parametrize("flow", [outage_sweep_decide, outage_sweep_run, outage_stress,
@@ -293,11 +295,11 @@ def test_wait_for_capture_polls_through_an_outage_and_returns_the_settled_run():
 
     missing = {"id": "r1", "status": "awaiting_traces",
                "items": [shard_fakes.run_item("a", False)]}
-    run, still = shard.wait_for_capture(Client(ready), "r1", missing, world=w, budget=10,
-                                        outage_budget=600)
-    assert still == [] and run["items"] == ready["items"] and w.clock.now >= OUTAGE
+    run, still = shard.wait_for_capture(Client(ready), "r1", Run.decode(missing), world=w,
+                                        budget=10, outage_budget=600)
+    assert still == [] and run.raw["items"] == ready["items"] and w.clock.now >= OUTAGE
     # a short wait for late traces still ends at its budget when the server answers
     w = world()
-    run, still = shard.wait_for_capture(shard_fakes.FakeClient(missing), "r1", missing,
-                                        world=w, budget=10)
+    run, still = shard.wait_for_capture(shard_fakes.FakeClient(missing), "r1",
+                                        Run.decode(missing), world=w, budget=10)
     assert still == ["a"] and 10 <= w.clock.now < 12

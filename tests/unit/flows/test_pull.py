@@ -9,12 +9,13 @@ import sys
 import pytest
 
 from neens_action import pipeline
+from neens_action.api.answers import Baseline, Gate, Resolution, Run, describe_baseline
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.api.json_stream import keep
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows.pull import create_body, run_pull
 from neens_action.jobs import JOBS
 from neens_action.policy import apply_policy
-from neens_action.report.build.baseline import describe_baseline
 from neens_action.settings.provenance import resolve
 from neens_action.settings.run import EvalRunSettings
 from neens_action.world import World
@@ -50,17 +51,17 @@ class FakeClient:
     def create_run(self, body):
         self.calls.append(("create_run", body))
         self._maybe_fail("create_run")
-        return self.create if self.create is not None else {
+        return Run.decode(self.create if self.create is not None else {
             "id": "ppr_1", "status": "awaiting_traces", "datasetId": body.get("dataset_id"),
-            "baseline": {"kind": "prod_window", "range": "7d"}, "gates": []}
+            "baseline": {"kind": "prod_window", "range": "7d"}, "gates": []}, items=False)
 
     def get_run(self, run_id):
         self.calls.append(("get_run", run_id))
         status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
-        return {"id": run_id, "status": status, "completed": 2, "total": 2,
-                "versionLabel": "from-run", "items": [
-                    {"datasetVersionItemId": "it_1", "input": "q1", "passed": True},
-                    {"datasetVersionItemId": "it_2", "input": "q2", "passed": True}]}
+        return Run.decode({"id": run_id, "status": status, "completed": 2, "total": 2,
+                           "versionLabel": "from-run", "items": [
+                               {"datasetVersionItemId": "it_1", "input": "q1", "passed": True},
+                               {"datasetVersionItemId": "it_2", "input": "q2", "passed": True}]})
 
     def get_items(self, run_id, row=keep, restart=None):
         self.calls.append(("get_items", run_id))
@@ -76,16 +77,16 @@ class FakeClient:
     def get_gate(self, run_id):
         self.calls.append(("get_gate", run_id))
         self._maybe_fail("get_gate")
-        return self.gate
+        return Gate.decode(self.gate)
 
     def get_comparison(self, run_id, baseline=None):
         self.calls.append(("get_comparison", run_id))
         self._maybe_fail("get_comparison")
-        return {"regressions": [], "baseline": {"compared": True}}
+        return Comparison.decode({"regressions": [], "baseline": {"compared": True}})
 
     def get_metrics(self, run_id):
         self.calls.append(("get_metrics", run_id))
-        return {"metrics": [{"metricKey": "correctness", "avgScore": 0.5}]}
+        return Metrics.decode({"metrics": [{"metricKey": "correctness", "avgScore": 0.5}]})
 
     def post_ci_result(self, run_id, body, quick=False):
         self.calls.append(("post_ci_result", body))
@@ -142,15 +143,15 @@ def test_run_id_flow_happy_path():
     c = FakeClient(statuses=("awaiting_traces", "running", "completed"))
     w = world({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://neens.test"})
     o = run_pull(settings(run_id="ppr_9"), client=c, world=w)
-    assert o.error is None and o.gate["passed"] is True
+    assert o.error is None and o.gate.passed is True
     assert c.names() == ["get_run", "get_items", "start_run", "get_run", "get_run", "get_gate"]
-    assert o.extra["version_label"] == "from-run"
+    assert o.version_label == "from-run"
     # a console-only run keeps no record of a good item and folds the terminal items
-    assert o.invocations == [] and "items" not in o.run
+    assert o.invocations == [] and o.run.items is None
     assert (o.item_digest.total, o.item_digest.passed, o.item_digest.rows) == (2, 2, [])
     full = run_pull(settings(run_id="ppr_9", json=True), client=FakeClient(), world=world())
     assert [i.ok for i in full.invocations] == [True, True] and full.item_digest is None
-    assert len(full.run["items"]) == 2
+    assert len(full.run.items) == 2
     log = w.err.getvalue()
     assert "Running 2 item(s) with concurrency=1 (version='from-run')" in log
     assert "Command finished for 2/2 item(s) with rc=0" in log
@@ -211,7 +212,7 @@ def test_failed_status_is_an_error_but_gate_is_fetched():
 def test_cancelled_status_is_left_to_the_gate():
     c = FakeClient(statuses=("cancelled",), gate={"passed": False, "reasons": ["x"]})
     o = run_pull(settings(run_id="r", version_label="v"), client=c, world=world())
-    assert o.error is None and o.gate["passed"] is False
+    assert o.error is None and o.gate.passed is False
 
 
 def test_policy_fetches_comparison_and_metrics_and_degrades():
@@ -238,7 +239,7 @@ def test_a_failing_item_fetches_the_comparison_without_a_policy():
     failing = FakeClient(gate={"passed": True, "passRate": 0.5, "regressions": 0})
     o = run_pull(settings(run_id="r", version_label="v"), client=failing, world=world())
     assert "get_comparison" in failing.names() and "get_metrics" not in failing.names()
-    assert o.comparison == {"regressions": [], "baseline": {"compared": True}}
+    assert o.comparison == Comparison.decode({"regressions": [], "baseline": {"compared": True}})
     down = FakeClient(gate={"passed": False, "passRate": 0.5, "regressions": None},
                       fail={"get_comparison": NeensApiError("GET failed: HTTP 503", status=503)})
     w = world()
@@ -303,10 +304,24 @@ def test_execute_no_ci_result_without_a_run():
 
 def test_describe_baseline_shapes():
     assert describe_baseline(None) == "server default"
-    assert describe_baseline({"kind": "preprod_run", "runId": "ppr_0"},
-                             {"requested": "branch:main", "resolved": "preprod_run",
-                              "detail": "newest"}) == "run ppr_0 — branch:main: newest"
-    assert describe_baseline({"kind": "prod_window", "range": "7d"},
-                             {"requested": "branch:main", "resolved": "prod_window",
-                              "detail": "no run"}) == \
+    assert describe_baseline(Baseline.decode({"kind": "preprod_run", "runId": "ppr_0"}),
+                             Resolution.decode({"requested": "branch:main",
+                                                "resolved": "preprod_run", "detail": "newest"})
+                             ) == "run ppr_0 — branch:main: newest"
+    assert describe_baseline(Baseline.decode({"kind": "prod_window", "range": "7d"}),
+                             Resolution.decode({"requested": "branch:main",
+                                                "resolved": "prod_window", "detail": "no run"})
+                             ) == \
         "production window (7d) — branch:main fell back: no run"
+
+
+def test_a_timed_out_agent_hint_names_the_deadline_in_force():
+    """The run's per-item deadline reaches the report: the hint says what to raise from."""
+    from neens_action.report.build.eval import build_eval_report
+
+    sleepy = [PY, "-c", "import time; time.sleep(30)"]
+    o = run_pull(settings(run_id="r", version_label="v", command=sleepy, timeout=1.0),
+                 client=FakeClient(items=[{"item_id": "it_1", "input": "q1"}]), world=world())
+    assert o.agent_timeout == 1.0 and o.invocations[0].timed_out
+    hints = build_eval_report(o).hints
+    assert "Raise the `timeout` input (now 1 s) or make the agent answer faster." in hints

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.errors import Interrupted, NeensApiError, PolicyError, UsageError
 from neens_action.flows.push import push_body, run_push
 from neens_action.library import run_push_eval
@@ -51,29 +53,29 @@ class FakeClient:
             raise value
         return value
 
-    def create_run(self, body: dict[str, Any]) -> dict[str, Any]:
+    def create_run(self, body: dict[str, Any]) -> Run:
         self.calls.append(("create", body))
-        return self._answer(self.created)
+        return Run.decode(self._answer(self.created), items=False)
 
-    def trigger_push(self, run_id: str) -> dict[str, Any]:
+    def trigger_push(self, run_id: str) -> Run:
         self.calls.append(("trigger", self.timeout))
-        return self._answer(self.trigger)
+        return Run.decode(self._answer(self.trigger))
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
+    def get_run(self, run_id: str) -> Run:
         self.calls.append(("get_run", run_id))
-        return self._answer(self.polls.pop(0))
+        return Run.decode(self._answer(self.polls.pop(0)))
 
-    def get_gate(self, run_id: str) -> dict[str, Any]:
+    def get_gate(self, run_id: str) -> Gate:
         self.calls.append(("gate", run_id))
-        return self._answer(self.gate)
+        return Gate.decode(self._answer(self.gate))
 
-    def get_comparison(self, run_id: str) -> dict[str, Any]:
+    def get_comparison(self, run_id: str) -> Comparison:
         self.calls.append(("comparison", run_id))
-        return self._answer(self.comparison)
+        return Comparison.decode(self._answer(self.comparison))
 
-    def get_metrics(self, run_id: str) -> dict[str, Any]:
+    def get_metrics(self, run_id: str) -> Metrics:
         self.calls.append(("metrics", run_id))
-        return self._answer(self.metrics)
+        return Metrics.decode(self._answer(self.metrics))
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> None:
         self.calls.append(("cancel", quick))
@@ -175,8 +177,8 @@ def test_inline_trigger_skips_polling() -> None:
     assert client.calls[1] == ("trigger", 120.0)  # the trigger's deadline is the poll budget
     assert client.timeout == 30.0  # the shared client is untouched
     assert outcome.error is None and outcome.run_id == "ppr_1" and outcome.mode == "push"
-    assert outcome.run["status"] == "completed"
-    assert outcome.gate == client.gate and outcome.policy_eval is None
+    assert outcome.run.status == "completed"
+    assert outcome.gate == Gate.decode(client.gate) and outcome.policy_eval is None
     log = world.err.getvalue()
     assert "Created run ppr_1" in log and "inline: nothing to poll" in log
 
@@ -189,7 +191,7 @@ def test_async_trigger_polls_until_terminal() -> None:
     outcome = run_push(settings().validate(), client=client, world=make_world(), policy=pol)
     assert client.names() == ["create", "trigger", "get_run", "get_run", "get_run", "gate",
                               "comparison", "metrics"]
-    assert outcome.run["status"] == "completed_with_regressions"
+    assert outcome.run.status == "completed_with_regressions"
     apply_policy(pol, outcome)  # what the pipeline does after the flow
     assert outcome.policy_eval is not None and not outcome.policy_eval.blocked
     assert outcome.policy_identity is None  # a dict policy has no file identity

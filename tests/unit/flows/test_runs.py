@@ -6,6 +6,7 @@ import io
 
 import pytest
 
+from neens_action.api.answers import Run
 from neens_action.errors import RunError
 from neens_action.flows import runs
 from neens_action.items import ItemDigest
@@ -24,27 +25,27 @@ class Client:
 
     def get_run_summary(self, run_id):
         self.calls.append("summary")
-        return {"status": self.status, "completed": 1, "total": 1}
+        return Run.decode({"status": self.status, "completed": 1, "total": 1}, items=False)
 
     def get_run(self, run_id, digest=None):
         self.calls.append(f"full digest={digest is not None}")
         rows = [{"datasetVersionItemId": "a", "passed": True},
                 {"datasetVersionItemId": "b", "passed": False}]
         if digest is None:
-            return {"status": "completed", "items": rows}
+            return Run.decode({"status": "completed", "items": rows})
         for row in rows:
             digest.add(row)
-        return {"status": "completed"}
+        return Run.decode({"status": "completed"}, items=False)
 
 
 def test_poll_run_reads_the_items_once_at_the_end():
     client = Client()
     run = runs.poll_run(client, "r", world=world(), interval=1, timeout=10)
-    assert len(run["items"]) == 2 and client.calls == ["summary", "full digest=False"]
+    assert len(run.items) == 2 and client.calls == ["summary", "full digest=False"]
     client, digest = Client(), ItemDigest()
     run = runs.poll_run(client, "r", world=world(), interval=1, timeout=10, digest=digest)
-    assert "items" not in run and client.calls == ["summary", "full digest=True"]
-    assert (digest.total, digest.passed, [r["datasetVersionItemId"] for r in digest.rows]) == (
+    assert run.items is None and client.calls == ["summary", "full digest=True"]
+    assert (digest.total, digest.passed, [r.item_id for r in digest.rows]) == (
         2, 1, ["b"])
 
 

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from neens_action.api.answers import Gate, ItemRow, Run
 from neens_action.api.json_stream import keep
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows import shard
@@ -142,7 +143,7 @@ class FakeClient:
         self.calls.append("get_run")
         if self.runs:
             self.run = self.runs.pop(0)
-        return dict(self.run)
+        return Run.decode(self.run)
 
     def get_items(self, run_id, row=keep, restart=None):
         self.calls.append("get_items")
@@ -153,7 +154,7 @@ class FakeClient:
 
     def get_gate(self, run_id):
         self.calls.append("get_gate")
-        return dict(self.gate)
+        return Gate.decode(self.gate)
 
     def cancel_run(self, run_id, quick=False):
         self.calls.append("cancel_run")
@@ -184,7 +185,7 @@ def test_shard_replays_only_its_share_and_never_starts(tmp_path):
     assert doc["shard"] == {"index": 2, "total": 3, "items": 3, "totalItems": 9}
     assert doc["next"]["finish"] == "neens eval run --run-id r1 --finish"
     assert "--finish" in w.err.getvalue()
-    assert "rerun" not in outcome.extra and not report.hints  # nothing to re-run
+    assert not outcome.rerun and not report.hints  # nothing to re-run
 
 
 def test_shard_where_every_agent_fails_is_a_run_error():
@@ -237,7 +238,7 @@ def test_finish_refuses_naming_the_items_without_a_trace():
     outcome = shard.run_finish(s, client=client, world=world())
     assert outcome.error.startswith("2 of 3 item(s) of run r1 have no trace")
     assert ": b, c." in outcome.error
-    assert outcome.extra["missing_items"] == ["b", "c"]
+    assert outcome.missing_items == ["b", "c"]
     assert "start_run" not in client.calls
 
 
@@ -252,7 +253,7 @@ def test_finish_waits_briefly_for_late_traces_then_starts_and_gates():
     outcome = shard.run_finish(s, client=client, world=world())
     assert outcome.error is None, outcome.error
     assert client.calls.count("start_run") == 1
-    assert outcome.gate["passed"] is True and outcome.run["status"] == "completed"
+    assert outcome.gate.passed is True and outcome.run.status == "completed"
 
 
 def test_finish_of_an_already_finished_run_just_gates():
@@ -260,7 +261,7 @@ def test_finish_of_an_already_finished_run_just_gates():
                         gate={"passed": False, "reasons": ["1 regression"]})
     s = settings(run_id="r1", finish=True, command=[])
     outcome = shard.run_finish(s, client=client, world=world())
-    assert "start_run" not in client.calls and outcome.gate["passed"] is False
+    assert "start_run" not in client.calls and outcome.gate.passed is False
 
 
 def test_finish_api_error_is_recorded_not_raised():
@@ -283,12 +284,12 @@ def test_finish_api_error_is_recorded_not_raised():
     ({"passed": None, "error": "no trace captured"}, False),
 ])
 def test_captured_detection(row, captured):
-    assert shard.is_captured(row) is captured
+    assert ItemRow.decode(row).captured is captured
 
 
 def test_missing_items_none_without_an_items_list():
-    assert shard.missing_items({"status": "awaiting_traces"}) is None
+    assert shard.missing_items(Run.decode({"status": "awaiting_traces"})) is None
     combos = list(itertools.product([True, False], repeat=2))
     for a, b in combos:
         run = {"items": [run_item("a", a), run_item("b", b)]}
-        assert shard.missing_items(run) == [x for x, c in (("a", a), ("b", b)) if not c]
+        assert shard.missing_items(Run.decode(run)) == [x for x, c in (("a", a), ("b", b)) if not c]

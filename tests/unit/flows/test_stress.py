@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.errors import NeensApiError, RunError, UsageError
 from neens_action.flows import stress
 from neens_action.outcome import Outcome
@@ -131,28 +133,29 @@ class FakeClient:
         self.calls.append(("get_suite", suite_id))
         return self.suites.pop(0) if len(self.suites) > 1 else self.suites[0]
 
-    def launch_suite(self, suite_id: str, body: dict) -> dict:
+    def launch_suite(self, suite_id: str, body: dict) -> Run:
         self.calls.append(("launch_suite", body))
         if self.launch_error:
             raise self.launch_error
-        return {"id": "ppr_1", "status": "awaiting_traces", "runnerMode": body.get(
-            "runner_mode", "runner"), "versionLabel": body["version_label"]}
+        return Run.decode({"id": "ppr_1", "status": "awaiting_traces", "runnerMode": body.get(
+            "runner_mode", "runner"), "versionLabel": body["version_label"]})
 
-    def trigger_push(self, run_id: str) -> dict:
+    def trigger_push(self, run_id: str) -> Run:
         self.calls.append(("trigger_push", run_id))
-        return {"id": run_id, "status": self.run_status, "completed": 1, "total": 1}
+        return Run.decode({"id": run_id, "status": self.run_status, "completed": 1, "total": 1})
 
-    def get_gate(self, run_id: str) -> dict:
+    def get_gate(self, run_id: str) -> Gate:
         self.calls.append(("get_gate", run_id))
-        return {"passed": True, "reasons": []}
+        return Gate.decode({"passed": True, "reasons": []})
 
-    def get_comparison(self, run_id: str, baseline: str | None = None) -> dict:
+    def get_comparison(self, run_id: str, baseline: str | None = None) -> Comparison:
         self.calls.append(("get_comparison", run_id))
-        return {"baseline": {"compared": None}, "regressions": [], "candidate": {}}
+        return Comparison.decode({"baseline": {"compared": None}, "regressions": [],
+                                  "candidate": {}})
 
-    def get_metrics(self, run_id: str) -> dict:
+    def get_metrics(self, run_id: str) -> Metrics:
         self.calls.append(("get_metrics", run_id))
-        return {"metrics": []}
+        return Metrics.decode({"metrics": []})
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> None:
         self.calls.append(("cancel_run", run_id))
@@ -173,8 +176,8 @@ def test_run_stress_push_generates_waits_launches_and_gates() -> None:
     w = world()
     out = stress.run_stress(push_settings(), client=client, world=w)
     assert out.error is None and out.mode == "stress"
-    assert out.run_id == "ppr_1" and out.suite == READY and out.gate == {"passed": True,
-                                                                         "reasons": []}
+    assert out.run_id == "ppr_1" and out.suite == READY
+    assert out.gate == Gate.decode({"passed": True, "reasons": []})
     names = [c[0] for c in client.calls]
     assert names == ["create_suite", "get_suite", "get_suite", "launch_suite", "trigger_push",
                      "get_gate"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from neens_action.api.answers import Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.policy import GatePolicy, PolicyEval, evaluate
 
 
@@ -58,7 +60,10 @@ def run_eval(pol: GatePolicy, *, run: Any = RUN, comp: Any = None, metrics: Any 
              default_comp: bool = True) -> PolicyEval:
     if comp is None and default_comp:
         comp = comparison()
-    return evaluate(pol, run=run, comparison=comp, metrics=metrics)
+    # decoded as the client decodes them; an answer that is no object never gets here
+    return evaluate(pol, run=Run.decode(run),
+                    comparison=Comparison.decode(comp) if isinstance(comp, dict) else None,
+                    metrics=Metrics.decode(metrics) if isinstance(metrics, dict) else None)
 
 
 def statuses(result: PolicyEval) -> list[tuple[str, str]]:

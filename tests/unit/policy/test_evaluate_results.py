@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from neens_action.api.answers import Run
 from neens_action.policy import GatePolicy, PolicyEval, RuleResult, evaluate
 from tests.unit.policy.support import comparison, policy, run_eval, statuses
 
@@ -114,7 +115,7 @@ def test_ci_rule_nulls_non_finite_numbers() -> None:
 
 
 def test_empty_policy_evaluates_to_nothing() -> None:
-    result = evaluate(GatePolicy.from_dict({}), run=None, comparison=None, metrics=None)
+    result = evaluate(GatePolicy.from_dict({}), run=Run(), comparison=None, metrics=None)
     assert result == PolicyEval(blocked=False, warned=False, results=[])
     assert result.reasons() == []
     assert result.to_json() == {"blocked": False, "warned": False, "results": []}

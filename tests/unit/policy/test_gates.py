@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from neens_action.api.answers import Run
 from neens_action.errors import PolicyError
 from neens_action.policy import GatePolicy, evaluate
 
@@ -149,7 +150,7 @@ def test_drift_results_block_severity() -> None:
     policy = GatePolicy.from_dict({"gates": {"enforce": ["gate-a"]},
                                    "rules": [{"max_abs_failures": 5}]})
     run = {"aggregate": {"failed": 0}, "gatesPolicy": {"mode": "exact"}, "gateDrift": DRIFT}
-    result = evaluate(policy, run=run, comparison=None, metrics=None)
+    result = evaluate(policy, run=Run.decode(run), comparison=None, metrics=None)
     assert [r.dimension for r in result.results] == [
         "abs_failures", "gate_drift:gate-a", "gate_drift:gate-b", "gate_drift:?",
     ]
@@ -169,7 +170,7 @@ def test_drift_results_block_severity() -> None:
 def test_drift_results_warn_severity() -> None:
     policy = GatePolicy.from_dict({"gates": {"severity": "warn", "enforce": ["gate-a"]}})
     run = {"gatesPolicy": {}, "gateDrift": DRIFT[:1]}
-    result = evaluate(policy, run=run, comparison=None, metrics=None)
+    result = evaluate(policy, run=Run.decode(run), comparison=None, metrics=None)
     assert [(r.status, r.severity) for r in result.results] == [("warn", "warn")]
     assert result.warned and not result.blocked
 
@@ -178,8 +179,8 @@ def test_no_drift_results_without_acknowledgement_or_block() -> None:
     with_block = GatePolicy.from_dict({"gates": {"enforce": ["gate-a"]}})
     without = GatePolicy.from_dict({})
     not_echoed = {"gateDrift": DRIFT}
-    assert evaluate(with_block, run=not_echoed, comparison=None, metrics=None).results == []
+    assert evaluate(with_block, run=Run.decode(not_echoed)).results == []
     echoed = {"gatesPolicy": None, "gateDrift": DRIFT}
-    assert evaluate(without, run=echoed, comparison=None, metrics=None).results == []
+    assert evaluate(without, run=Run.decode(echoed), comparison=None, metrics=None).results == []
     no_drift = {"gatesPolicy": {}, "gateDrift": []}
-    assert evaluate(with_block, run=no_drift, comparison=None, metrics=None).results == []
+    assert evaluate(with_block, run=Run.decode(no_drift)).results == []

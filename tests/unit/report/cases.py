@@ -6,8 +6,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison
 from neens_action.ci.main import EMPTY_KEY
-from neens_action.outcome import Invocation, Outcome, SweepOutcome
+from neens_action.outcome import Invocation, Outcome, ShardInfo, SweepOutcome
+from neens_action.policy.result import PolicyEval, RuleResult
 from neens_action.report.build.errors import bad_input_report
 from neens_action.report.build.eval import build_eval_report
 from neens_action.report.build.shard import build_create_report, build_shard_report
@@ -66,9 +69,13 @@ def _invs(n: int, rc: int = 0, **kw: object) -> list[Invocation]:
 
 
 def _outcome(run: dict, gate: dict | None, **kw: object) -> Outcome:
+    """The outcome a flow makes from these answers (each decoded as the client does)."""
     kw.setdefault("mode", "run")
-    return Outcome(run_id=str(run.get("id", "")), base_url="http://127.0.0.1:8080", run=run,
-                   gate=gate, **kw)  # type: ignore[arg-type]
+    if kw.get("comparison") is not None:
+        kw["comparison"] = Comparison.decode(kw["comparison"])
+    return Outcome(run_id=str(run.get("id", "")), base_url="http://127.0.0.1:8080",
+                   run=Run.decode(run), gate=None if gate is None else Gate.decode(gate),
+                   **kw)  # type: ignore[arg-type]
 
 
 def passed() -> Outcome:
@@ -110,7 +117,7 @@ def _agents(kind: str) -> Outcome:
 def not_compared() -> Outcome:
     o = passed()
     base = {**BASE, "compared": False, "matchedItems": 0, "passRate": None}
-    o.gate = _gate(True, 1.0, None, [], baseline=base)
+    o.gate = Gate.decode(_gate(True, 1.0, None, [], baseline=base))
     o.comparison = None
     return o
 
@@ -147,14 +154,15 @@ GATE_ROWS = [{"gateId": "g1", "name": "FM: Wrong refund amount", "enforced": Tru
 
 def eval_gates(gates_only: bool = False) -> Outcome:
     o = passed()
-    o.gate = _gate(False, 0.8, 0, ["eval gate FM: Wrong refund amount: pass rate 33 % < 70 %"],
-                   gates=GATE_ROWS)
+    o.gate = Gate.decode(_gate(False, 0.8, 0, ["eval gate FM: Wrong refund amount: pass rate "
+                                               "33 % < 70 %"], gates=GATE_ROWS))
     if gates_only:
-        o.run = {**(o.run or {}), "datasetId": None, "gates": GATE_ROWS}
+        o.run = Run.decode({**(o.run.raw if o.run else {}), "datasetId": None,
+                            "gates": GATE_ROWS})
     return o
 
 
-def _policy(status: str) -> dict:
+def _policy(status: str) -> PolicyEval:
     results = [
         {"dimension": "cost", "severity": "block" if status == "fail" else "warn",
          "status": status, "observed": 1567.0, "threshold": 20,
@@ -165,7 +173,8 @@ def _policy(status: str) -> dict:
         {"dimension": "pass_rate", "severity": "block", "status": "pass", "observed": 1.0,
          "threshold": 0.9, "reason": "pass_rate 1 >= 0.9"},
     ]
-    return {"blocked": status == "fail", "warned": status == "warn", "results": results}
+    return PolicyEval(blocked=status == "fail", warned=status == "warn",
+                      results=[RuleResult(**r) for r in results])
 
 
 def policy(status: str) -> Outcome:
@@ -210,8 +219,10 @@ SUITE = {"id": "sts_1", "name": "Refund attacks", "status": "ready",
 def stress() -> Report:
     o = regressions(2)
     o.mode, o.suite = "stress", copy.deepcopy(SUITE)
-    for i, row in enumerate((o.run or {})["items"]):
+    raw = copy.deepcopy(dict(o.run.raw)) if o.run else {}
+    for i, row in enumerate(raw["items"]):
         row["datasetVersionItemId"] = f"sc_{i}"
+    o.run = Run.decode(raw)
     o.comparison = None
     return build_stress_report(o)
 
@@ -244,7 +255,7 @@ def sweep(kind: str) -> Report:
 
 def shard(step: str) -> Report:
     o = Outcome(mode=step, run_id="ppr_300", base_url="http://127.0.0.1:8080",
-                extra={"created": True, "shard": "1/3", "replayed": 2})
+                created=True, shard=ShardInfo(index=1, total=3))
     return build_create_report(o) if step == "create" else build_shard_report(o)
 
 

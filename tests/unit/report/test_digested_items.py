@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from neens_action.api.answers import Gate, Run
 from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.build.eval import build_eval_report
@@ -12,9 +13,11 @@ def outcome(n: int, passing: int, *, digested: bool) -> Outcome:
     rows = [{"datasetVersionItemId": f"b_{i}", "input": f"prompt {i}", "passed": i < passing,
              "error": None if i < passing else "no trace captured"} for i in range(n)]
     run = {"id": "ppr_1", "status": "completed", "completed": n, "total": n}
-    out = Outcome(mode="run", run_id="ppr_1", base_url="http://neens.test", run=run,
-                  gate={"passed": passing == n, "passRate": passing / n, "regressions": 0,
-                        "reasons": []})
+    gate = {"passed": passing == n, "passRate": passing / n, "regressions": 0, "reasons": []}
+    if not digested:
+        run["items"] = rows
+    out = Outcome(mode="run", run_id="ppr_1", base_url="http://neens.test", run=Run.decode(run),
+                  gate=Gate.decode(gate))
     out.invocations = [Invocation(item_id="b_0", input="x", returncode=0),  # not all failed
                        Invocation(item_id=f"b_{n - 1}", input="x", returncode=3,
                                   error="rc=3")]
@@ -22,8 +25,6 @@ def outcome(n: int, passing: int, *, digested: bool) -> Outcome:
         out.item_digest = ItemDigest()
         for row in rows:
             out.item_digest.add(row)
-    else:
-        run["items"] = rows
     return out
 
 

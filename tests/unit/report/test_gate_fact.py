@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 
+from neens_action.api.answers import Gate, Run
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.jobs import JOBS
 from neens_action.outcome import Outcome
 from neens_action.pipeline import conclude
@@ -25,8 +27,9 @@ def _facts(outcome: Outcome, policy=None) -> tuple[dict[str, str], str, str]:
 
 def test_a_policy_block_reads_blocked_not_passed() -> None:
     policy = build_policy(None, {"min_avg_score": 0.9})
-    outcome = Outcome(mode="run", run_id="ppr_1", run=dict(RUN), comparison={}, metrics={},
-                      gate={"passed": True, "passRate": 0.5, "regressions": 0})
+    outcome = Outcome(mode="run", run_id="ppr_1", run=Run.decode(dict(RUN)),
+                      comparison=Comparison.decode({}), metrics=Metrics.decode({}),
+                      gate=Gate.decode({"passed": True, "passRate": 0.5, "regressions": 0}))
     facts, text, markdown = _facts(outcome, policy)
     assert outcome.exit_code == 1 and outcome.build_verdict == "blocked"
     assert facts["gate"] == "BLOCKED by policy (server gate passed)"
@@ -35,8 +38,9 @@ def test_a_policy_block_reads_blocked_not_passed() -> None:
 
 
 def test_an_errored_push_run_does_not_claim_the_gate_failed() -> None:
-    outcome = Outcome(mode="push", run_id="ppr_2", run=dict(RUN, status="failed"),
-                      gate={"passed": False, "regressions": 6, "reasons": ["6 regressions"]},
+    outcome = Outcome(mode="push", run_id="ppr_2", run=Run.decode(dict(RUN, status="failed")),
+                      gate=Gate.decode({"passed": False, "regressions": 6,
+                                        "reasons": ["6 regressions"]}),
                       error="run ppr_2 ended with status 'failed': the connection timed out")
     facts, text, markdown = _facts(outcome)
     assert (outcome.exit_code, outcome.build_verdict) == (2, "errored")
@@ -45,8 +49,8 @@ def test_an_errored_push_run_does_not_claim_the_gate_failed() -> None:
 
 
 def test_an_interrupted_run_and_a_waived_gate() -> None:
-    stopped = Outcome(mode="run", run_id="r", gate={"passed": False}, interrupted=True,
+    stopped = Outcome(mode="run", run_id="r", gate=Gate.decode({"passed": False}), interrupted=True,
                       error="interrupted (SIGINT/SIGTERM)")
     assert _facts(stopped)[0]["gate"] == "not decided (interrupted)"
-    waived = Outcome(mode="run", run_id="r", gate={"passed": False}, enforced=False)
+    waived = Outcome(mode="run", run_id="r", gate=Gate.decode({"passed": False}), enforced=False)
     assert _facts(waived)[0]["gate"] == "FAILED  (--no-gate: not enforced)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from neens_action.api.answers import Gate, Run
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.build import stress
 from neens_action.report.model import ItemVerdict
@@ -51,12 +52,12 @@ def run_items() -> list[dict]:
 
 def outcome(**kw) -> Outcome:
     out = Outcome(mode="stress", run_id="ppr_1", base_url="http://neens.test", suite=SUITE,
-                  run={"id": "ppr_1", "status": "completed", "completed": 4, "total": 5,
+                  run=Run.decode({"id": "ppr_1", "status": "completed", "completed": 4, "total": 5,
                        "items": run_items(),
-                       "aggregate": {"passRate": 0.4, "passed": 2, "failed": 2, "errored": 1}},
-                  gate={"passed": False, "reasons": ["pass rate 40.00% < 90.00%"],
+                       "aggregate": {"passRate": 0.4, "passed": 2, "failed": 2, "errored": 1}}),
+                  gate=Gate.decode({"passed": False, "reasons": ["pass rate 40.00% < 90.00%"],
                         "passRate": 0.4, "regressions": None,
-                        "baseline": {"compared": None}})
+                        "baseline": {"compared": None}}))
     for k, v in kw.items():
         setattr(out, k, v)
     return out
@@ -82,7 +83,7 @@ def test_items_are_matched_by_id_then_by_input() -> None:
 
 
 def test_pass_rate_tables_per_failure_mode_and_per_strategy() -> None:
-    items = stress.items_from_run({"items": run_items()})
+    items = stress.items_from_run(Run.decode({"items": run_items()}))
     by_mode, by_strategy = stress.stress_tables(items, SUITE)
     assert by_mode.title == "Pass rate per failure mode"
     assert by_mode.columns == ["Failure mode", "Scenarios", "Passed", "Failed", "Unscored",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
+from neens_action.api.answers import Gate, GateRow, Run
+from neens_action.api.comparison import Comparison
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.build.eval import build_eval_report, gate_label, pct_int
 from neens_action.report.render.json import dumps, eval_document
@@ -70,8 +71,9 @@ Pre-prod eval ppr_1
 
 def failing_outcome() -> Outcome:
     return Outcome(
-        mode="run", run_id="ppr_1", base_url="http://127.0.0.1:1", run=RUN, gate=GATE,
-        comparison={"regressions": [{"itemId": "it_2"}]},
+        mode="run", run_id="ppr_1", base_url="http://127.0.0.1:1", run=Run.decode(RUN),
+        gate=Gate.decode(GATE),
+        comparison=Comparison.decode({"regressions": [{"itemId": "it_2"}]}),
         invocations=[Invocation("it_1", "q", returncode=0, duration_s=0.5),
                      Invocation("it_2", "q", returncode=3, duration_s=0.25),
                      Invocation("it_3", "q", returncode=0, duration_s=0.1)],
@@ -96,8 +98,9 @@ def test_not_compared_warning_and_no_gate():
             "regressions": None, "passRate": 0.5,
             "baseline": {"kind": "prod_window", "range": "7d", "compared": False,
                          "matchedItems": 0, "totalItems": 2}}
-    o = Outcome(mode="run", run_id="ppr_2", run={"status": "completed", "completed": 2,
-                                                 "total": 2}, gate=gate, enforced=False)
+    run = {"status": "completed", "completed": 2, "total": 2}
+    o = Outcome(mode="run", run_id="ppr_2", run=Run.decode(run), gate=Gate.decode(gate),
+                enforced=False)
     report = build_eval_report(o)
     text = render(report)
     assert "  regressions: not compared (no baseline)\n" in text
@@ -111,29 +114,15 @@ def test_not_compared_warning_and_no_gate():
 
 
 def test_policy_lines():
-    @dataclass
-    class R:
-        dimension: str
-        severity: str
-        status: str
-        observed: object
-        threshold: object
-        reason: str
-
-    @dataclass
-    class E:
-        blocked: bool
-        warned: bool
-        results: list = field(default_factory=list)
-
-        def to_json(self):
-            return {"blocked": self.blocked, "warned": self.warned,
-                    "results": [vars(r) for r in self.results]}
+    from neens_action.policy.result import PolicyEval as E
+    from neens_action.policy.result import RuleResult as R
 
     pe = E(True, True, [R("cost", "warn", "warn", 0.0123, 0.01, "avg cost over budget"),
                         R("abs_failures", "block", "fail", 4, 3, "4 > 3")])
-    o = Outcome(mode="run", run_id="r", run={"status": "completed", "completed": 1, "total": 1},
-                gate={"passed": True, "passRate": 1.0, "regressions": 0}, policy_eval=pe)
+    run = {"status": "completed", "completed": 1, "total": 1}
+    gate = {"passed": True, "passRate": 1.0, "regressions": 0}
+    o = Outcome(mode="run", run_id="r", run=Run.decode(run), gate=Gate.decode(gate),
+                policy_eval=pe)
     report = build_eval_report(o)
     text = render(report)
     assert "  policy rules:\n    [WARN] cost (obs=0.0123 vs 0.01) — warn: avg cost over budget" \
@@ -173,6 +162,8 @@ def test_json_document_shape():
 
 def test_helpers():
     assert pct_int(0.125) == "13%" and pct_int(1 / 3) == "33%" and pct_int(None) == "n/a"
-    assert gate_label({"verdict": "pass", "guardrailOutcome": "block"}) == "BLOCKED (guardrail)"
-    assert gate_label({"verdict": "weird", "enforced": False}) == "WEIRD (not enforced)"
+    blocked = GateRow.decode({"verdict": "pass", "guardrailOutcome": "block"})
+    assert gate_label(blocked) == "BLOCKED (guardrail)"
+    assert gate_label(GateRow.decode({"verdict": "weird", "enforced": False})) == \
+        "WEIRD (not enforced)"
     assert clean("a\nb\x07c", 4) == "a b…"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from neens_action.api.answers import Gate, ItemRow, Run
 from neens_action.report.build.watch_diff import (
     DIFF_KEYS,
     ItemState,
@@ -16,8 +17,18 @@ from neens_action.report.build.watch_diff import (
 )
 
 
-def run_with(*items: dict) -> dict:
-    return {"id": "ppr_1", "status": "completed", "items": list(items)}
+def run_with(*items: object) -> Run:
+    return Run.decode({"id": "ppr_1", "status": "completed", "items": list(items)})
+
+
+def states_of(run: dict | None, rows: list | None = None) -> dict:
+    return item_states(None if run is None else Run.decode(run),
+                       None if rows is None else [ItemRow.decode(r) for r in rows])
+
+
+def metrics_of(run: dict | None, gate: dict | None) -> dict:
+    return metrics(None if run is None else Run.decode(run),
+                   None if gate is None else Gate.decode(gate))
 
 
 def test_item_states_from_run_items_in_order():
@@ -35,9 +46,9 @@ def test_item_states_from_run_items_in_order():
 
 def test_item_states_fall_back_to_e3_rows_as_unscored():
     rows = [{"item_id": "x", "input": "X"}, {"itemId": "y", "input": "Y"}]
-    states = item_states({"id": "ppr_1"}, rows)
+    states = states_of({"id": "ppr_1"}, rows)
     assert {k: v.state for k, v in states.items()} == {"x": "unscored", "y": "unscored"}
-    assert item_states(None, None) == {}
+    assert states_of(None, None) == {}
 
 
 def test_item_states_skip_rows_without_id_and_duplicates():
@@ -49,20 +60,21 @@ def test_item_states_skip_rows_without_id_and_duplicates():
 def test_metrics_prefer_gate_pass_rate_and_read_null_regressions():
     run = {"aggregate": {"passRate": 0.5, "avgScore": 0.61, "passed": 2, "failed": 1,
                          "errored": 1, "regressions": 3}}
-    m = metrics(run, {"passed": False, "passRate": 0.75, "regressions": None})
+    m = metrics_of(run, {"passed": False, "passRate": 0.75, "regressions": None})
     assert m == {"passRate": 0.75, "avgScore": 0.61, "passed": 2, "failed": 1, "errored": 1,
                  "regressions": None}
     # no regressions key on the gate: the aggregate's count
-    assert metrics(run, {})["regressions"] == 3
-    assert metrics(run, {})["passRate"] == 0.5
+    assert metrics_of(run, {})["regressions"] == 3
+    assert metrics_of(run, {})["passRate"] == 0.5
     # run-level fallback
-    assert metrics({"regressions": 2}, None)["regressions"] == 2
-    assert metrics(None, None) == dict.fromkeys(
+    assert metrics_of({"regressions": 2}, None)["regressions"] == 2
+    assert metrics_of(None, None) == dict.fromkeys(
         ("passRate", "avgScore", "passed", "failed", "errored", "regressions"))
 
 
 def test_metrics_ignore_non_numbers():
-    m = metrics({"aggregate": {"passRate": "high", "passed": True, "avgScore": float("nan")}}, {})
+    run = {"aggregate": {"passRate": "high", "passed": True, "avgScore": float("nan")}}
+    m = metrics_of(run, {})
     assert m["passRate"] is None and m["passed"] is None and m["avgScore"] is None
 
 

@@ -1,4 +1,4 @@
-"""The watch loop's decisions, with fakes at the edges (client, file watcher, drive_run)."""
+"""The watch session's decisions, with fakes at the edges (client, file watcher, drive_run)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from datetime import datetime, timezone
 
 import pytest
 
+from neens_action import watch_session as watch_mod
+from neens_action.api.answers import Gate, Run
+from neens_action.api.json_stream import keep
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
-from neens_action.flows.watch import loop as watch_mod
-from neens_action.flows.watch.loop import WatchLoop, WatchOptions
 from neens_action.settings.run import EvalRunSettings
+from neens_action.watch_session import WatchLoop, WatchOptions
 from neens_action.world import Clock, World
 
 
@@ -60,19 +62,19 @@ class FakeClient:
         self.cancelled: list[tuple[str, bool]] = []
         self.items_calls: list[str] = []
 
-    def create_run(self, body: dict) -> dict:
+    def create_run(self, body: dict) -> Run:
         self.bodies.append(body)
         nxt = self.creates.pop(0)
         if isinstance(nxt, Exception):
             raise nxt
-        return nxt
+        return Run.decode(nxt, items=False)
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> None:
         self.cancelled.append((run_id, quick))
 
-    def get_items(self, run_id: str) -> list[dict]:
+    def get_items(self, run_id: str, row=keep) -> list:
         self.items_calls.append(run_id)
-        return [{"item_id": "a", "input": "A"}]
+        return [row({"item_id": "a", "input": "A"})]
 
 
 def run_obj(run_id: str, passed: dict[str, bool | None], status: str = "completed") -> dict:
@@ -88,17 +90,21 @@ def fake_drive(script: list[object]):
     """A drive_run stand-in: each call pops (run, gate) or an exception."""
     calls = []
 
-    def drive(client, outcome, opts, *, world, run=None):
-        calls.append((outcome.run_id, opts.version_label))
+    def drive(client, outcome, settings, *, world, policy=None, run=None, label=None,
+              every_item=None):
+        calls.append((outcome.run_id, label))
+        drive.settings.append(settings)
         nxt = script.pop(0)
         if isinstance(nxt, BaseException):
             raise nxt
-        outcome.run, outcome.gate = nxt
-        if outcome.run.get("status") == "failed":
+        run, gate = nxt
+        outcome.run, outcome.gate = Run.decode(run), Gate.decode(gate)
+        if outcome.run.status == "failed":
             outcome.error = f"run {outcome.run_id} ended with status 'failed'"
         return outcome
 
     drive.calls = calls
+    drive.settings = []
     return drive
 
 
@@ -279,3 +285,12 @@ def test_watch_options_validation(tmp_path):
                 dict(paths=[str(tmp_path / "missing")])):
         with pytest.raises(UsageError):
             WatchOptions(**bad).validate()
+
+
+def test_each_iteration_is_driven_with_the_session_settings_workers_included(monkeypatch):
+    loop, _, _, drive = make(
+        monkeypatch, [{"id": "ppr_1"}], [(run_obj("ppr_1", {"a": True}), {"passed": True})],
+        once=True, settings={"workers": 2},
+    )
+    assert loop.run() == 0
+    assert [s.workers for s in drive.settings] == [2]  # no copy that drops a field

@@ -3,9 +3,14 @@
 The first iteration runs at start-up; afterwards the tree is polled every 0.5 s and, once a
 change has settled (``--debounce``), the next iteration runs. Each iteration is a brand-new
 run (E1: no gates, no provenance, no CI default baseline, label
-``<label>-watch.<session>.<N>``) driven by the pull flow's :func:`~neens_action.flows.pull.
-drive_run`, then diffed against the last iteration that had verdicts. Iterations never
-overlap: saves made while one runs are picked up when it ends and give exactly one follow-up.
+``<label>-watch.<session>.<N>``) driven through the shared run lifecycle
+(:func:`neens_action.flows.runs.drive_run`), concluded like any ``eval run`` by the job and
+the pipeline (:func:`neens_action.pipeline.conclude`: policy, then verdict), then diffed
+against the last iteration that had verdicts. Iterations never overlap: saves made while one
+runs are picked up when it ends and give exactly one follow-up.
+
+The session sits above the flows (it loops over whole jobs, as the pipeline runs one): the
+tree watcher is :mod:`neens_action.flows.watch.files`.
 
 Exit codes: ``--once`` => that iteration's code; ``--max-iterations N`` => the last
 iteration's code; a create refused with 401/403/404/422 => 2 (no file save can fix it);
@@ -22,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neens_action.api.answers import ItemRow, Run, item_row
 from neens_action.errors import (
     EXIT_ERROR,
     Interrupted,
@@ -29,10 +35,13 @@ from neens_action.errors import (
     NeensError,
     UsageError,
 )
-from neens_action.flows.pull import DriveOptions, drive_run, handle_interrupt, server_gate
-from neens_action.flows.runs import is_terminal
+from neens_action.flows.interrupt import handle_interrupt
+from neens_action.flows.pull import server_gate
+from neens_action.flows.runs import drive_run, is_terminal
 from neens_action.flows.watch.files import AgentWriteFilter, Filters, TreeWatcher
+from neens_action.jobs import job
 from neens_action.outcome import Outcome
+from neens_action.pipeline import conclude
 from neens_action.report.build import watch_diff
 from neens_action.report.render import watch_text
 from neens_action.verdict import decide_watch
@@ -206,7 +215,7 @@ class WatchLoop:
         return result
 
     def _create(self, number: int, label: str, outcome: Outcome,
-                result: IterationResult) -> dict[str, Any] | None:
+                result: IterationResult) -> Run | None:
         try:
             run = self.client.create_run(self.create_body(number, label))
         except Interrupted:
@@ -218,29 +227,24 @@ class WatchLoop:
         except NeensError as exc:
             outcome.error = str(exc)
             return None
-        run_id = run.get("id") if isinstance(run, dict) else None
-        if not isinstance(run_id, str) or not run_id:
+        run_id = run.id
+        if not run_id:
             outcome.error = "the server created no run (the response carried no 'id')"
             return None
         outcome.run_id = run_id
-        outcome.extra["created"] = True
+        outcome.created = True
         self.world.log(f"  created run {run_id}")
         return run
 
-    def _drive(self, outcome: Outcome, run: dict[str, Any], label: str) -> None:
-        s = self.settings
-        opts = DriveOptions(
-            command=s.command, version_label=label, per_item_timeout=s.timeout,
-            concurrency=s.concurrency, poll_interval=s.poll_interval,
-            poll_timeout=s.poll_timeout, output_cap=s.output_cap, policy=self.policy,
-        )
-        try:
-            drive_run(self.client, outcome, opts, world=self.world, run=run)
+    def _drive(self, outcome: Outcome, run: Run, label: str) -> None:
+        try:  # every item is kept: the next iteration is diffed item by item
+            drive_run(self.client, outcome, self.settings, world=self.world, policy=self.policy,
+                      run=run, label=label, every_item=True)
         except Interrupted:
             raise
         except NeensError as exc:
             outcome.error = outcome.error or str(exc)
-        status = (outcome.run or {}).get("status")
+        status = outcome.run.status if outcome.run is not None else None
         if outcome.error is None and status == "cancelled":
             outcome.error = f"run {outcome.run_id} was cancelled"
         if outcome.error is not None and not is_terminal(outcome.run):
@@ -258,17 +262,17 @@ class WatchLoop:
 
     def conclude(self, result: IterationResult, outcome: Outcome) -> None:
         """Exit code, verdicts, diff; print the result block and the --json line."""
-        from neens_action.policy import apply_policy
-        from neens_action.verdict import decide
-
-        apply_policy(self.policy, outcome)  # each iteration is gated like one eval run
+        # each iteration is concluded like one eval run (policy, then verdict); watch
+        # reports no build verdict to Neens
+        conclude(outcome, job=job("run"), world=self.world, client=self.client,
+                 policy=self.policy, report_ci=False)
         result.run_id = outcome.run_id
-        result.exit_code, _ = decide(outcome)
+        result.exit_code = outcome.exit_code
         result.error = outcome.error
-        if isinstance(outcome.gate, dict) and isinstance(outcome.gate.get("passed"), bool):
-            result.gate_passed = outcome.gate["passed"]
+        if outcome.gate is not None and outcome.gate.passed is not None:
+            result.gate_passed = outcome.gate.passed
         if outcome.policy_eval is not None:
-            result.policy_blocked = bool(getattr(outcome.policy_eval, "blocked", False))
+            result.policy_blocked = outcome.policy_eval.blocked
         if result.error is None:
             result.metrics = watch_diff.metrics(outcome.run, outcome.gate)
             result.states = watch_diff.item_states(outcome.run, self._rows(outcome))
@@ -309,12 +313,12 @@ class WatchLoop:
             return False
         return self.opts.max_iterations is None or result.number < self.opts.max_iterations
 
-    def _rows(self, outcome: Outcome) -> list[dict[str, Any]] | None:
-        """E3 rows, only when the run object carries no ``items`` list (spec 7.3)."""
-        if isinstance(outcome.run, dict) and isinstance(outcome.run.get("items"), list):
+    def _rows(self, outcome: Outcome) -> list[ItemRow] | None:
+        """The item list's rows, only when the run carries no ``items`` list."""
+        if outcome.run is not None and outcome.run.items is not None:
             return None
         try:
-            return self.client.get_items(outcome.run_id)
+            return self.client.get_items(outcome.run_id, row=item_row)
         except Interrupted:
             raise
         except NeensError as exc:
