@@ -67,6 +67,9 @@ class Outcome:
     metrics: Metrics | None = None  # only when a policy is in play
     # one per item; with ``item_digest`` set, only those that did not succeed
     invocations: list[Invocation] = field(default_factory=list)
+    # successful invocations, counted where only the failed ones are kept (console runs);
+    # None: count them in ``invocations``
+    agents_ok: int | None = None
     # console-only runs: the terminal run's items folded as they streamed in (``run`` then
     # has no ``items``): counts and the first rows that did not pass
     item_digest: ItemDigest | None = None

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from neens_action import __version__
+from neens_action.api.answers import Run
 from neens_action.errors import EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from neens_action.outcome import Outcome, SweepOutcome
 from neens_action.policy.result import PolicyEval, RuleResult
@@ -56,30 +57,29 @@ def nothing_measured(outcome: Outcome) -> str | None:
     whose agents did not all fail; anything else is a run error whatever ``--no-gate``
     says, even when the server's gate says ``passed: true``.
     """
-    invocations = outcome.invocations
-    if invocations and not any(inv.ok for inv in invocations):
+    ok = outcome.agents_ok
+    if ok is None:
+        ok = sum(1 for inv in outcome.invocations if inv.ok)
+    if outcome.invocations and ok == 0:
         return "every agent invocation failed: nothing was measured"
-    if not isinstance(outcome.run, dict):
-        return None  # no run object to read (a flow that measured something always has one)
     run = outcome.run
-    status = run.get("status")
-    if status not in COMPLETED:
-        return f"the run ended {str(status)[:40]!r}, not completed: nothing was measured"
+    if run is None or run.empty:
+        return None  # no run object to read (a flow that measured something always has one)
+    if run.status not in COMPLETED:
+        return f"the run ended {run.status[:40]!r}, not completed: nothing was measured"
     scored = scored_items(run)
     if scored is not None and scored < 1:
         return "no item was scored: nothing was measured"
     return None
 
 
-def scored_items(run: dict[str, Any]) -> int | None:
+def scored_items(run: Run) -> int | None:
     """How many items the run scored: its ``completed`` count, else its items that carry a
     ``passed`` verdict; None when the run says neither."""
-    count = run.get("completed")
-    if isinstance(count, int) and not isinstance(count, bool):
-        return count
-    items = run.get("items")
-    if isinstance(items, list) and items:
-        return sum(isinstance(it, dict) and isinstance(it.get("passed"), bool) for it in items)
+    if run.completed_said:
+        return run.completed
+    if run.items:
+        return sum(1 for item in run.items if item.passed is not None)
     return None
 
 

@@ -278,6 +278,7 @@ class Run:
     id: str = ""
     status: str = ""
     completed: int = 0
+    completed_said: bool = False  # ``completed`` was a whole number
     total: int = 0
     total_said: bool = False  # ``total`` was a whole number
     items: tuple[ItemRow, ...] | None = None
@@ -313,6 +314,7 @@ class Run:
         return cls(
             id=only_text(data.get("id")), status=text(data.get("status")),
             completed=whole(data.get("completed")) or 0, total=whole(data.get("total")) or 0,
+            completed_said=whole(data.get("completed")) is not None,
             total_said=whole(data.get("total")) is not None,
             items=item_rows(data.get("items")), aggregate=Aggregate.decode(data.get("aggregate")),
             regressions=number(data.get("regressions")), dataset_id=text(data.get("datasetId")),

@@ -238,6 +238,8 @@ def replay_items(items: Sequence[FrozenItem], outcome: Outcome, settings: EvalRu
                                      concurrency=settings.concurrency,
                                      output_cap=settings.output_cap, keep_ok=keep_ok,
                                      workers=settings.workers)
+    if not keep_ok:  # only failures were kept: count the successes for the verdict
+        outcome.agents_ok = len(items) - len(outcome.invocations)
 
 
 def run_label(client: NeensClient, outcome: Outcome, run: Run | None, *,

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from neens_action import __version__
-from neens_action.api.answers import Gate
+from neens_action.api.answers import Gate, Run
 from neens_action.outcome import Invocation, Outcome, SweepOutcome
 from neens_action.policy.result import PolicyEval as Eval
 from neens_action.policy.result import RuleResult as Result
@@ -19,6 +19,8 @@ def outcome(**kw) -> Outcome:
     kw.setdefault("gate", {"passed": True})
     if kw["gate"] is not None:
         kw["gate"] = Gate.decode(kw["gate"])
+    if isinstance(kw.get("run"), dict):
+        kw["run"] = Run.decode(kw["run"])
     return Outcome(mode="run", run_id="ppr_1", **kw)
 
 
@@ -166,3 +168,12 @@ def test_nothing_measured_is_a_run_error_whatever_no_gate_says(kw, why):
 ])
 def test_a_completed_scored_run_with_a_passed_gate_passes(kw):
     assert decide(outcome(**kw)) == (0, "passed")
+
+
+def test_a_console_run_keeps_only_failures_and_counts_the_successes():
+    """A console run keeps only the failed invocations: one failure among many successes
+    is not "every agent invocation failed"."""
+    o = outcome(run=_run(), invocations=[_inv(False)], agents_ok=9)
+    assert decide(o) == (0, "passed")
+    o = outcome(run=_run(), invocations=[_inv(False)], agents_ok=0)
+    assert decide(o) == (2, "errored") and "every agent invocation failed" in (o.error or "")

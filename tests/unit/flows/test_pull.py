@@ -319,9 +319,12 @@ def test_a_timed_out_agent_hint_names_the_deadline_in_force():
     """The run's per-item deadline reaches the report: the hint says what to raise from."""
     from neens_action.report.build.eval import build_eval_report
 
-    sleepy = [PY, "-c", "import time; time.sleep(30)"]
+    # it_1 hangs, it_2 answers: not every agent failed, so the run is judged, not errored
+    sleepy = [PY, "-c", "import sys, time; time.sleep(30 if 'q1' in sys.stdin.read() else 0)"]
     o = run_pull(settings(run_id="r", version_label="v", command=sleepy, timeout=1.0),
-                 client=FakeClient(items=[{"item_id": "it_1", "input": "q1"}]), world=world())
-    assert o.agent_timeout == 1.0 and o.invocations[0].timed_out
+                 client=FakeClient(items=[{"item_id": "it_1", "input": "q1"},
+                                          {"item_id": "it_2", "input": "q2"}]), world=world())
+    timed_out = {inv.item_id for inv in o.invocations if inv.timed_out}
+    assert o.agent_timeout == 1.0 and timed_out == {"it_1"}
     hints = build_eval_report(o).hints
     assert "Raise the `timeout` input (now 1 s) or make the agent answer faster." in hints
