@@ -44,9 +44,12 @@ def lookup(req: Request) -> dict[str, Any]:
     return {"runs": [runs_api.run_view(req.ctx, run_id, items=False)] if run_id else []}
 
 
+def _with_items(req: Request, default: str) -> bool:
+    return req.query.get("items", default).lower() not in ("0", "false", "no")
+
+
 def get(req: Request) -> dict[str, Any]:
-    with_items = req.query.get("items", "true").lower() not in ("0", "false", "no")
-    return runs_api.run_view(req.ctx, req.params["id"], items=with_items)
+    return runs_api.run_view(req.ctx, req.params["id"], items=_with_items(req, "true"))
 
 
 def items(req: Request) -> dict[str, Any]:
@@ -54,7 +57,8 @@ def items(req: Request) -> dict[str, Any]:
 
 
 def start(req: Request) -> dict[str, Any]:
-    return runs_api.start_run(req.ctx, req.params["id"])
+    """E4: the run object without its items (``?items=true`` adds them)."""
+    return runs_api.start_run(req.ctx, req.params["id"], items=_with_items(req, "false"))
 
 
 def trigger(req: Request) -> dict[str, Any]:
