@@ -23,6 +23,9 @@ register_schema("runs", [
         input TEXT NOT NULL, expected_output TEXT, gate_id TEXT, judges TEXT NOT NULL,
         session TEXT, scores TEXT, passed INTEGER, score REAL, reason TEXT, error TEXT,
         scored_at REAL, PRIMARY KEY (run_id, item_id))""",
+    # A run's items are read in order on every poll: without this index SQLite sorted the
+    # whole rows each time, spilling to temporary files on a large run (10,000 items: 0.4 s).
+    "CREATE INDEX IF NOT EXISTS run_items_order ON run_items (run_id, position)",
 ])
 
 VERDICTS = ("passed", "warned", "blocked", "errored")
