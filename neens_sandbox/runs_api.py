@@ -109,8 +109,8 @@ def figures(ctx: Context, run_id: str, *, item_views: bool = True,
     never change, so they are cached in memory (a restart recomputes them).
 
     Figures: ``aggregate``, ``comparison``, ``rows`` (eval gates), ``gate`` (E7),
-    ``metrics`` (E9), ``items`` (the run object's item views; left out of a running run's
-    figures when ``item_views`` is false, as a poll without items does not need them).
+    ``metrics`` (E9), ``items`` (the run object's item views). A running run's figures
+    without ``item_views`` (a poll, ``/start``) hold only the first three.
     ``settle=False``: the figures as they are, without first finishing a run whose time
     has come.
     """
@@ -132,12 +132,11 @@ def figures(ctx: Context, run_id: str, *, item_views: bool = True,
     compared = cmp["baseline"]["compared"]
     agg.update(regressions=len(cmp["regressions"]) if compared else 0,
                baselineCompared=compared)
-    figs = {
-        "aggregate": agg, "comparison": cmp, "rows": evaluate.gate_rows(run, items),
-        "gate": evaluate.gate_verdict(run, items, cmp), "metrics": evaluate.metrics(run, items),
-    }
-    if terminal or item_views:
-        figs["items"] = [_item_view(i) for i in items]
+    figs = {"aggregate": agg, "comparison": cmp, "rows": evaluate.gate_rows(run, items)}
+    if terminal or item_views:  # what a poll of a running run without items never reads
+        figs.update(gate=evaluate.gate_verdict(run, items, cmp),
+                    metrics=evaluate.metrics(run, items),
+                    items=[_item_view(i) for i in items])
     if terminal:
         with _CACHE_LOCK:
             cache[run_id] = figs
