@@ -1,5 +1,6 @@
-"""``python -m bench <name> [options]``: ``all`` (the suite, bench/suite.py), ``pull``, ``warm``
-or ``noise`` (the noise-aware verdict by simulation, bench/noise.py)."""
+"""``python -m bench <name> [options]``: ``all`` (the suite, bench/suite.py), ``scale``
+(bench/scale.py), ``pull``, ``warm`` or ``noise`` (the noise-aware verdict by simulation,
+bench/noise.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 USAGE = ("usage: python -m bench all [--only SECTIONS] [--sizes 1000,10000] "
          "[--concurrency 1,8,32] [--skip-vendor] ...\n"
          "       python -m bench pull [--items N] [--concurrency N] [--skip-vendor] ...\n"
+         "       python -m bench scale [--only start,ingest,seed,first,whole] [--pairs 7]\n"
          "       python -m bench warm [--agents startup,otel] [--sizes 200,1000] "
          "[--concurrency 2,8]\n"
          "       python -m bench noise [--quick | --full] [--prs N] [--seed N]\n"
@@ -27,6 +29,10 @@ def main(argv: list[str]) -> int:
         from bench.warm import main as warm_main
 
         return warm_main(rest)
+    if name == "scale":
+        from bench.scale import main as scale_main
+
+        return scale_main(rest)
     if name == "pull":
         from bench.pull import main as pull_main
 
@@ -35,7 +41,8 @@ def main(argv: list[str]) -> int:
         from bench.noise import main as noise_main
 
         return noise_main(rest)
-    print(f"bench: unknown benchmark {name!r} (known: all, pull, warm, noise)", file=sys.stderr)
+    print(f"bench: unknown benchmark {name!r} (known: all, pull, scale, warm, noise)",
+          file=sys.stderr)
     return 2
 
 

@@ -41,6 +41,7 @@ from neens_sandbox.context import Context
 from neens_sandbox.create import create_run
 from neens_sandbox.db import dumps, loads
 from neens_sandbox.http import ApiError
+from neens_sandbox.run_records import decode_run, decoded_items
 from neens_sandbox.scoring import load_judges, score_session
 from neens_sandbox.seed import create_dataset_version
 
@@ -56,25 +57,6 @@ NO_TRACE = "no trace captured"
 VIEW_OUTPUT_CAP = 1000
 
 
-def _decode_run(row: Any) -> dict[str, Any]:
-    run = dict(row)
-    for key, default in (("request", {}), ("gate", {}), ("gates", []), ("gates_policy", None),
-                         ("gate_drift", []), ("baseline_request", None), ("baseline", None),
-                         ("resolution", None), ("extra", {}), ("ci_result", None),
-                         ("legacy", None)):
-        run[key] = loads(run.get(key), default)
-    return run
-
-
-def _decode_item(row: Any) -> dict[str, Any]:
-    item = dict(row)
-    item["session"] = loads(item.get("session"), None)
-    item["scores"] = loads(item.get("scores"), {}) or {}
-    item["judges"] = loads(item.get("judges"), []) or []
-    item["passed"] = None if item["passed"] is None else bool(item["passed"])
-    return item
-
-
 def load_run(ctx: Context, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     with ctx.db.lock:
         row = ctx.db.one("SELECT * FROM runs WHERE id = ?", (run_id,))
@@ -82,7 +64,7 @@ def load_run(ctx: Context, run_id: str) -> tuple[dict[str, Any], list[dict[str, 
             raise ApiError(404, f"run {run_id} not found")
         items = ctx.db.all("SELECT * FROM run_items WHERE run_id = ? ORDER BY position",
                            (run_id,))
-    return _decode_run(row), [_decode_item(i) for i in items]
+    return decode_run(row), decoded_items(ctx, run_id, items)
 
 
 def _comparison(ctx: Context, run: dict, items: list[dict],
@@ -121,18 +103,23 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 16
 
 
-def figures(ctx: Context, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def figures(ctx: Context, run_id: str, *, item_views: bool = True,
+            settle: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
     """(run record, computed figures) after advancing the run. A terminal run's figures
     never change, so they are cached in memory (a restart recomputes them).
 
     Figures: ``aggregate``, ``comparison``, ``rows`` (eval gates), ``gate`` (E7),
-    ``metrics`` (E9), ``items`` (the run object's item views).
+    ``metrics`` (E9), ``items`` (the run object's item views). A running run's figures
+    without ``item_views`` (a poll, ``/start``) hold only the first three.
+    ``settle=False``: the figures as they are, without first finishing a run whose time
+    has come.
     """
-    advance(ctx, run_id)
+    if settle:
+        advance(ctx, run_id)
     row = ctx.db.one("SELECT * FROM runs WHERE id = ?", (run_id,))
     if row is None:
         raise ApiError(404, f"run {run_id} not found")
-    run = _decode_run(row)
+    run = decode_run(row)
     terminal = run["status"] in TERMINAL
     cache: OrderedDict[str, dict[str, Any]] = ctx.extras.setdefault("run_figures", OrderedDict())
     if terminal:
@@ -145,11 +132,11 @@ def figures(ctx: Context, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     compared = cmp["baseline"]["compared"]
     agg.update(regressions=len(cmp["regressions"]) if compared else 0,
                baselineCompared=compared)
-    figs = {
-        "aggregate": agg, "comparison": cmp, "rows": evaluate.gate_rows(run, items),
-        "gate": evaluate.gate_verdict(run, items, cmp), "metrics": evaluate.metrics(run, items),
-        "items": [_item_view(i) for i in items],
-    }
+    figs = {"aggregate": agg, "comparison": cmp, "rows": evaluate.gate_rows(run, items)}
+    if terminal or item_views:  # what a poll of a running run without items never reads
+        figs.update(gate=evaluate.gate_verdict(run, items, cmp),
+                    metrics=evaluate.metrics(run, items),
+                    items=[_item_view(i) for i in items])
     if terminal:
         with _CACHE_LOCK:
             cache[run_id] = figs
@@ -158,8 +145,9 @@ def figures(ctx: Context, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return run, figs
 
 
-def run_view(ctx: Context, run_id: str, *, items: bool = True) -> dict[str, Any]:
-    run, figs = figures(ctx, run_id)
+def run_view(ctx: Context, run_id: str, *, items: bool = True,
+             settle: bool = True) -> dict[str, Any]:
+    run, figs = figures(ctx, run_id, item_views=items, settle=settle)
     agg = figs["aggregate"]
     req = run["request"]
     legacy = run["legacy"] or {}
@@ -191,14 +179,26 @@ def run_view(ctx: Context, run_id: str, *, items: bool = True) -> dict[str, Any]
 
 
 def items_view(ctx: Context, run_id: str) -> list[dict[str, Any]]:
-    _, rows = load_run(ctx, run_id)
-    return [{"item_id": i["item_id"], "input": i["input"],
-             "expected_output": i["expected_output"], "gate_id": i["gate_id"]} for i in rows]
+    with ctx.db.lock:  # only the frozen columns: nothing to decode
+        if ctx.db.one("SELECT 1 FROM runs WHERE id = ?", (run_id,)) is None:
+            raise ApiError(404, f"run {run_id} not found")
+        rows = ctx.db.all("SELECT item_id, input, expected_output, gate_id FROM run_items"
+                          " WHERE run_id = ? ORDER BY position", (run_id,))
+    return [dict(r) for r in rows]
+
+
+def _run_record(ctx: Context, run_id: str) -> dict[str, Any]:
+    row = ctx.db.one("SELECT * FROM runs WHERE id = ?", (run_id,))
+    if row is None:
+        raise ApiError(404, f"run {run_id} not found")
+    return decode_run(row)
 
 
 # -- lifecycle ------------------------------------------------------------------------------
-def start_run(ctx: Context, run_id: str) -> dict[str, Any]:
-    run, _ = load_run(ctx, run_id)
+def start_run(ctx: Context, run_id: str, *, items: bool = False) -> dict[str, Any]:
+    """E4. Answers the run object; its ``items`` only when asked (``items``): the client does
+    not read the answer, and a 50,000-item run's item views are megabytes."""
+    run = _run_record(ctx, run_id)
     if run["status"] in TERMINAL:
         raise ApiError(409, f"run {run_id} is already {run['status']}")
     if run["runner_mode"] == "push":
@@ -212,8 +212,11 @@ def start_run(ctx: Context, run_id: str) -> dict[str, Any]:
         ctx.later(opts.score_delay + 0.01, lambda: advance(ctx, run_id))
         ctx.later(opts.score_delay + opts.grace + 0.05, lambda: advance(ctx, run_id))
         ctx.log(f"run {run_id} started")
+        # Finishing is left to the timers: a 50,000-item run takes seconds to finish, and
+        # the client waits for this answer with a read timeout (it polls for the rest).
+        return run_view(ctx, run_id, items=items, settle=False)
     advance(ctx, run_id)
-    return run_view(ctx, run_id)
+    return run_view(ctx, run_id, items=items)
 
 
 def cancel_run(ctx: Context, run_id: str) -> dict[str, Any]:

@@ -33,6 +33,9 @@ SECTIONS = (
 )
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+# libyaml's loader (same safe constructor, about 2x faster on a large seed) when PyYAML was
+# built with it; the pure-Python one otherwise.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -254,7 +257,7 @@ def load_seed(path: str | Path) -> Seed:
     except (OSError, UnicodeDecodeError) as exc:
         raise SeedError(f"cannot read seed file {path}: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         first = " ".join(str(exc).split())[:200]
         raise SeedError(f"seed file {path} is not valid YAML: {first}") from None

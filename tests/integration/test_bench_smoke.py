@@ -26,13 +26,29 @@ def test_bench_suite_runs_a_tiny_configuration():
     assert "20/20" in out  # every ingested trace was captured by the sandbox
 
 
+@pytest.mark.timeout(600)
+def test_bench_scale_runs_a_tiny_configuration():
+    proc = subprocess.run(
+        [PY, "-m", "bench", "scale", "--start-sizes", "10,30", "--ingest-traces", "20",
+         "--seed-items", "50", "--whole", "12x2", "--pairs", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=540)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    for heading in ("sandbox POST /start -> terminal", "30 items take",
+                    "ingest vs the null-server floor", "20/20 captured",
+                    "start-up with a 50-item seed", "time to the first agent start",
+                    "ours/vendor: median of pairs", "whole command, agent cat"):
+        assert heading in out, (heading, out)
+    assert "Traceback" not in proc.stderr
+
+
 def test_bench_refuses_unknown_sections_and_benchmarks():
     bad = subprocess.run([PY, "-m", "bench", "all", "--only", "nope"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown section" in bad.stderr
     unknown = subprocess.run([PY, "-m", "bench", "fast"], cwd=ROOT, capture_output=True,
                              text=True, timeout=60)
-    assert unknown.returncode == 2 and "known: all, pull" in unknown.stderr
+    assert unknown.returncode == 2 and "known: all, pull, scale" in unknown.stderr
 
 
 def test_bench_noise_quick_prints_the_table_and_the_targets():

@@ -45,7 +45,10 @@ def test_status_transitions_and_missing_traces(sandbox):
     mid = sandbox.get(f"/preprod-evals/{run['id']}").json()
     assert mid["status"] == "awaiting_traces" and mid["completed"] == 4  # scored at ingest
     started = sandbox.post(f"/preprod-evals/{run['id']}/start").json()
-    assert started["status"] == "running"
+    assert started["status"] == "running" and started["total"] == 6
+    assert "items" not in started  # the run object without its item views, unless asked
+    asked = sandbox.post(f"/preprod-evals/{run['id']}/start?items=true").json()
+    assert [i["datasetVersionItemId"] for i in asked["items"]][:2] == ["it_1", "it_2"]
     again = sandbox.post(f"/preprod-evals/{run['id']}/start")  # idempotent while running
     assert again.status_code == 200
     done = wait_terminal(sandbox, run["id"])  # after the 1 s capture grace
