@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from neens_action.api.answers import Gate, Run
 from neens_action.api.comparison import Comparison, Metrics
 from neens_action.items import ItemDigest
+from neens_action.noise.evidence import NoiseEvidence
 
 if TYPE_CHECKING:
     from neens_action.policy.result import PolicyEval
@@ -83,6 +84,8 @@ class Outcome:
     build_verdict: str | None = None  # passed | warned | blocked | errored
     ci_result_reported: bool = False
     suite: JsonDict | None = None  # stress: the scenario suite object (E18)
+    # repeats and the default branch's history (None: one replay, one baseline run)
+    noise: NoiseEvidence | None = None
     # what the flow did to the run (the interrupt and reporting paths read these)
     created: bool = False  # this job created the run (so it may cancel it)
     started: bool = False  # the run was started (or was found already started)
