@@ -8,6 +8,7 @@ gitlab-ci-local; ``container-lab env`` exports where they are. Every container h
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -96,12 +97,17 @@ def build_image(lab: Lab, tag: str, log: Path) -> float:
     if not (ROOT / "entrypoint.py").is_file():
         pytest.fail("entrypoint.py is missing at the repository root (the image's ENTRYPOINT)")
     started = time.monotonic()
-    proc = lab.docker_cmd("build", "--network", "host", "-t", tag, str(ROOT), timeout=900,
-                          log=log)
-    if proc.returncode != 0:
-        pytest.fail(f"docker build failed (log {log}):\n{proc.stdout[-4000:]}")
-    # Earlier builds of this image, now untagged, would pile up in the lab's daemon.
-    lab.docker_cmd("image", "prune", "-f", "--filter", f"label={IMAGE_LABEL}")
+    # One build at a time from this checkout (pytest-xdist workers each build the session's
+    # image): the next one waits and then finds every layer in the daemon's cache.
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with (log.parent / ".docker-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = lab.docker_cmd("build", "--network", "host", "-t", tag, str(ROOT), timeout=900,
+                              log=log)
+        if proc.returncode != 0:
+            pytest.fail(f"docker build failed (log {log}):\n{proc.stdout[-4000:]}")
+        # Earlier builds of this image, now untagged, would pile up in the lab's daemon.
+        lab.docker_cmd("image", "prune", "-f", "--filter", f"label={IMAGE_LABEL}")
     return time.monotonic() - started
 
 
