@@ -111,11 +111,14 @@ class WorkerProc:
                 elif fd == self.stderr:
                     if not self._read_stderr():
                         poller.unregister(fd)
-                else:
+                elif fd == self.stdout:
                     done = self._read_stdout(item_id)
                     if done is not None:
                         return done
                     if self.stdout is None:
+                        poller.unregister(fd)
+                else:  # a pipe closed meanwhile (e.g. by a kill on SIGTERM): not ours any more
+                    with contextlib.suppress(KeyError):
                         poller.unregister(fd)
             if self.stdout is None:  # its stdout ended: nothing can answer any more
                 self.drain()
