@@ -1,4 +1,4 @@
-"""The polling file watcher behind ``neens eval watch`` (spec neens-api.md 7.3).
+"""The polling file watcher behind ``neens eval watch`` (docs/cli.md).
 
 Stdlib only, and deliberately so: a ``stat()`` scan of the watched tree every 0.5 s behaves the
 same on every platform, inside containers, on bind mounts and network file systems, where
