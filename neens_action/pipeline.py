@@ -259,11 +259,8 @@ def publish(job: Job[Any], outcome: AnyOutcome, report: Report, *, world: World,
 
 def write_junit(report: Report, path: str, *, world: World) -> None:
     """Write the JUnit XML file (``report.junit``); a failure is one warning line."""
-    try:
-        from neens_action.report.render import junit
-    except ImportError:
-        world.log("neens: warning: JUnit output is not available in this build")
-        return
+    from neens_action.report.render import junit
+
     try:
         junit.write(report, path)
     except OSError as exc:

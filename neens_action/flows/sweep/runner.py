@@ -46,7 +46,6 @@ from neens_action.world import World
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
 
-START_ATTEMPTS = 3
 START_WAITS = (1.0, 2.0)
 KEEP_FAILED_OUTPUTS = 20  # captured output tails kept (failures only; memory stays bounded)
 _RUNNER_ITEM_LINE = re.compile(r"^item\s+\d+/\d+ \[")  # the runner's own per-item line
