@@ -1,7 +1,7 @@
 """Per-item data of a run, kept small: memory must not grow with the golden set.
 
 - :class:`LazySequence`: a read-only sequence that makes each element when asked for it.
-- :class:`FrozenItem` / :func:`frozen_item`: one E3 row reduced to what the runner needs.
+- :class:`FrozenItem` / :func:`frozen_item`: one item-list row reduced to what the runner needs.
 - :class:`ItemSpool`: the frozen prompts of a run in an unlinked temporary file, read back
   one at a time (a few bytes of memory per item, whatever the prompts' size).
 - :class:`ItemDigest`: the terminal run's item rows folded as they stream in: counts, and
@@ -61,14 +61,14 @@ class LazySequence(Sequence[T]):
 
 
 class FrozenItem(NamedTuple):
-    """One frozen prompt of a run (an E3 row reduced to what the runner needs)."""
+    """One frozen prompt of a run (an item-list row reduced to what the runner needs)."""
 
     item_id: str
     input: str
 
 
 def frozen_item(row: Any) -> FrozenItem | None:
-    """An E3 row as a FrozenItem (its id may be "": the caller refuses that)."""
+    """An item-list row as a FrozenItem (its id may be "": the caller refuses that)."""
     if not isinstance(row, dict):
         return None
     item_id = row.get("item_id") or row.get("itemId") or row.get("id") or ""
@@ -102,7 +102,7 @@ class ItemSpool(LazySequence[FrozenItem]):
             self._file, self._memory = None, []
 
     def add(self, row: Any) -> None:
-        """Append an E3 row (a stream element function: returns None, keeps nothing)."""
+        """Append an item-list row (a stream element function: returns None, keeps nothing)."""
         item = frozen_item(row)
         if item is None:
             return

@@ -43,7 +43,7 @@ class Job(Generic[OutcomeT]):
     to_json: Callable[[OutcomeT, Report], dict[str, Any]]
     render_text: Callable[[Report], str]
     blank: Callable[[str], OutcomeT]  # an outcome for a job that never ran (install failed, ...)
-    reports_ci_result: bool = False  # the build verdict goes back to Neens (E10)
+    reports_ci_result: bool = False  # the build verdict goes back to Neens (ci-result)
     takes_policy: bool = False  # gate-as-code applies (evaluated by the pipeline)
 
     def run_flow(self, settings: Connection, *, client: NeensClient, world: World,

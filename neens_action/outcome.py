@@ -83,7 +83,7 @@ class Outcome:
     exit_code: int = 2
     build_verdict: str | None = None  # passed | warned | blocked | errored
     ci_result_reported: bool = False
-    suite: JsonDict | None = None  # stress: the scenario suite object (E18)
+    suite: JsonDict | None = None  # stress: the scenario suite object
     # repeats and the default branch's history (None: one replay, one baseline run)
     noise: NoiseEvidence | None = None
     # what the flow did to the run (the interrupt and reporting paths read these)
@@ -106,10 +106,10 @@ class SweepOutcome:
     command: str  # preview | start | get | decide | run
     sweep_id: str = ""
     base_url: str = ""
-    sweep: JsonDict | None = None  # E13/E14 sweep object
-    estimate: JsonDict | None = None  # E12 estimate (unwrapped)
+    sweep: JsonDict | None = None  # the sweep object
+    estimate: JsonDict | None = None  # sweep preview estimate (unwrapped)
     refusals: list[str] = field(default_factory=list)
-    comparison: JsonDict | None = None  # E15
+    comparison: JsonDict | None = None  # sweep comparison
     invocations: list[Invocation] = field(default_factory=list)
     failed_starts: list[JsonDict] = field(default_factory=list)
     error: str | None = None

@@ -54,7 +54,7 @@ class Finished:
 class SignalGuard:
     """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (once).
 
-    Decision 15: the flow catches it, kills its agents and cancels its run. A second signal
+    On SIGINT/SIGTERM the flow catches it, kills its agents and cancels its run. A second signal
     while that clean-up runs is ignored (the clean-up is bounded by short timeouts), and after
     :meth:`disarm` (the flow is done) signals are only recorded, so reporting finishes.
     """
@@ -89,7 +89,7 @@ class SignalGuard:
 
 
 def report_ci_result(outcome: Outcome, client: NeensClient, *, world: World) -> bool:
-    """POST the build verdict (E10); never raises.
+    """POST the build verdict (``.../ci-result``); never raises.
 
     A failure is one warning line, or, when the run already errored, a clause appended to
     that error (the build prints a single error line). SIGINT/SIGTERM during the report
@@ -116,7 +116,7 @@ def report_ci_result(outcome: Outcome, client: NeensClient, *, world: World) -> 
 
 
 def _interrupted_while_reporting(outcome: Outcome, client: NeensClient, world: World) -> None:
-    """Decision 15 after the flow: stop reporting, cancel the run we created, exit 130."""
+    """An interrupt after the flow: stop reporting, cancel the run we created, exit 130."""
     outcome.error = "interrupted (SIGINT/SIGTERM) while reporting the build verdict"
     world.log("neens: interrupted: the build verdict was not reported")
     if outcome.created:
@@ -259,11 +259,8 @@ def publish(job: Job[Any], outcome: AnyOutcome, report: Report, *, world: World,
 
 def write_junit(report: Report, path: str, *, world: World) -> None:
     """Write the JUnit XML file (``report.junit``); a failure is one warning line."""
-    try:
-        from neens_action.report.render import junit
-    except ImportError:
-        world.log("neens: warning: JUnit output is not available in this build")
-        return
+    from neens_action.report.render import junit
+
     try:
         junit.write(report, path)
     except OSError as exc:

@@ -1,11 +1,11 @@
-"""Every exit-code rule, and the ci-result body (spec 4.9). Pure functions.
+"""Every exit-code rule, and the ci-result body. Pure functions.
 
 One rule per kind of job, each ``outcome -> (exit code, build verdict)``:
 
 - :func:`decide`: eval-style outcomes (``eval run``, ``eval push``, ``--finish``, stress runs,
-  each ``eval watch`` iteration), spec 8.2; the policy was evaluated before (pipeline).
+  each ``eval watch`` iteration); the policy was evaluated before (pipeline).
 - :func:`decide_step`: the sharding steps that gate nothing (``create``, ``shard``).
-- :func:`decide_sweep`: every sweep command (spec 8.4, 8.5) and ``mode: sweep``.
+- :func:`decide_sweep`: every sweep command and ``mode: sweep``.
 - :func:`decide_watch`: the exit code of a whole ``eval watch`` session.
 
 Exit codes: 0 passed, 1 gate failed, 2 run error or bad input, 130 interrupted. Measuring
@@ -124,7 +124,7 @@ def decide_watch(last_iteration: int | None, *, interrupted: bool) -> int:
     return EXIT_ERROR if last_iteration is None else last_iteration
 
 
-# ---------------------------------------------------------------- sweeps (spec 8.4, 8.5)
+# ---------------------------------------------------------------- sweeps
 
 
 def comparison_is_void(comparison: dict[str, Any]) -> bool:
@@ -137,7 +137,7 @@ def _winner(comparison: dict[str, Any]) -> bool:
 
 
 def sweep_state_code(sweep: dict[str, Any], *, require_all_arms: bool) -> int:
-    """``sweep start`` / ``get`` (spec 8.4), after usage and API errors were ruled out."""
+    """``sweep start`` / ``get``, after usage and API errors were ruled out."""
     status = sweep.get("status")
     if status in ("void", "failed"):
         return EXIT_ERROR
@@ -150,7 +150,7 @@ def sweep_state_code(sweep: dict[str, Any], *, require_all_arms: bool) -> int:
 
 
 def sweep_decide_code(comparison: dict[str, Any], *, require_winner: bool) -> int:
-    """``sweep decide`` and ``mode: sweep`` (spec 8.5): void is checked before any verdict."""
+    """``sweep decide`` and ``mode: sweep``: void is checked before any verdict."""
     if comparison_is_void(comparison) or comparison.get("status") == "failed":
         return EXIT_ERROR
     if not require_winner:
@@ -175,7 +175,7 @@ def sweep_run_problem(comparison: dict[str, Any]) -> str | None:
 
 
 def sweep_run_code(comparison: dict[str, Any]) -> int:
-    """``neens sweep run`` (spec 8.5): a winner passes, no winner fails, no verdict errors."""
+    """``neens sweep run``: a winner passes, no winner fails, no verdict errors."""
     if sweep_run_problem(comparison) is not None:
         return EXIT_ERROR
     return EXIT_PASSED if _winner(comparison) else EXIT_FAILED
@@ -218,7 +218,7 @@ def rule_entries(policy_eval: PolicyEval | None) -> list[dict[str, Any]]:
 
 
 def ci_result_payload(outcome: Outcome) -> dict[str, Any]:
-    """The E10 body for an outcome whose verdict has been decided."""
+    """The ci-result body for an outcome whose verdict has been decided."""
     if outcome.build_verdict is None:
         code, verdict = decide(outcome)
     else:

@@ -1,8 +1,8 @@
-"""``neens eval watch``: ``eval run --create`` on every save (spec neens-api.md 7.3, 8.3, 10.5).
+"""``neens eval watch``: ``eval run --create`` on every save (docs/cli.md).
 
 The first iteration runs at start-up; afterwards the tree is polled every 0.5 s and, once a
 change has settled (``--debounce``), the next iteration runs. Each iteration is a brand-new
-run (E1: no gates, no provenance, no CI default baseline, label
+run (the create: no gates, no provenance, no CI default baseline, label
 ``<label>-watch.<session>.<N>``) driven through the shared run lifecycle
 (:func:`neens_action.flows.runs.drive_run`), concluded like any ``eval run`` by the job and
 the pipeline (:func:`neens_action.pipeline.conclude`: policy, then verdict), then diffed
@@ -251,7 +251,7 @@ class WatchLoop:
             self._cancel(outcome.run_id)
 
     def _cancel(self, run_id: str) -> None:
-        """E6 for a failed iteration's run, so it does not wait for traces (409: done)."""
+        """Cancel a failed iteration's run, so it does not wait for traces (409: done)."""
         try:
             self.client.cancel_run(run_id)
             self.world.log(f"  cancelled run {run_id}")

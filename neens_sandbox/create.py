@@ -1,4 +1,4 @@
-"""E1 ``POST /preprod-evals``: validate the request completely, then write the run and its
+"""``POST /preprod-evals``: validate the request completely, then write the run and its
 frozen items in one transaction (a rejected request writes nothing).
 
 Errors: 404 unknown dataset / dataset version / connection; 422 no golden version, invalid
@@ -195,7 +195,7 @@ def _dataset_version(ctx: Context, body: dict[str, Any]) -> tuple[str | None, st
 
 
 def create_run(ctx: Context, body: dict[str, Any], *, extra: dict | None = None) -> str:
-    """Validate ``body`` (E1, snake_case) and create the run; returns the new run id."""
+    """Validate ``body`` (run create, snake_case) and create the run; returns the new run id."""
     if not isinstance(body, dict):
         raise ApiError(422, "the request body must be a JSON object")
     _validate_scalars(body)

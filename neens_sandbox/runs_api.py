@@ -4,16 +4,16 @@
 :class:`~neens_sandbox.http.ApiError` for client errors.
 
 Creating and reading
-  create_run(ctx, body, *, extra=None) -> str      E1 semantics (snake_case body); returns id.
+  create_run(ctx, body, *, extra=None) -> str      POST /preprod-evals (snake_case); returns id.
       ``extra`` (a JSON dict) is stored and echoed as ``run["extra"]`` (e.g. sweep/arm/rep).
-  run_view(ctx, run_id, *, items=True) -> dict     the run object (4.5) + items, aggregate...
+  run_view(ctx, run_id, *, items=True) -> dict     the run object + items, aggregate...
   load_run(ctx, run_id) -> (run, items)            decoded records (404 if unknown)
-  items_view(ctx, run_id) -> list[dict]            E3 rows {item_id, input, expected_output}
+  items_view(ctx, run_id) -> list[dict]            item rows {item_id, input, expected_output}
   create_dataset_version(db, version_id=, dataset_id=, items=, label=, golden=)  (seed.py)
 
 Lifecycle
-  start_run(ctx, run_id) -> dict                   E4 (409 when terminal; push runs: 409)
-  cancel_run(ctx, run_id) -> dict                  E6 (409 when terminal)
+  start_run(ctx, run_id) -> dict                   POST .../start (409 when terminal or push)
+  cancel_run(ctx, run_id) -> dict                  POST .../cancel (409 when terminal)
   advance(ctx, run_id) -> None                     time-based transitions; call freely
   finish_if_captured(ctx, run_id)                  (--finish-on-ingest) start a captured run
   finish_run(ctx, run_id) -> None                  score leftovers, set the terminal status
@@ -108,8 +108,8 @@ def figures(ctx: Context, run_id: str, *, item_views: bool = True,
     """(run record, computed figures) after advancing the run. A terminal run's figures
     never change, so they are cached in memory (a restart recomputes them).
 
-    Figures: ``aggregate``, ``comparison``, ``rows`` (eval gates), ``gate`` (E7),
-    ``metrics`` (E9), ``items`` (the run object's item views). A running run's figures
+    Figures: ``aggregate``, ``comparison``, ``rows`` (eval gates), ``gate`` (gate answer),
+    ``metrics`` (rollup), ``items`` (the run object's item views). A running run's figures
     without ``item_views`` (a poll, ``/start``) hold only the first three.
     ``settle=False``: the figures as they are, without first finishing a run whose time
     has come.
@@ -196,7 +196,7 @@ def _run_record(ctx: Context, run_id: str) -> dict[str, Any]:
 
 # -- lifecycle ------------------------------------------------------------------------------
 def start_run(ctx: Context, run_id: str, *, items: bool = False) -> dict[str, Any]:
-    """E4. Answers the run object; its ``items`` only when asked (``items``): the client does
+    """Start. Answers the run object; its ``items`` only when asked (``items``): the client does
     not read the answer, and a 50,000-item run's item views are megabytes."""
     run = _run_record(ctx, run_id)
     if run["status"] in TERMINAL:

@@ -1,4 +1,4 @@
-"""The seed file (YAML, ``../shared/DESIGN.md`` section 3): validate, then load into SQLite.
+"""The seed file (YAML, docs/sandbox.md): validate, then load into SQLite.
 
 :func:`load_seed` reads and validates a file into a :class:`Seed` (raising :class:`SeedError`
 with the section and entry at fault); :func:`apply_seed` writes it in one transaction. Loading

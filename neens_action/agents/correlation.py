@@ -1,4 +1,4 @@
-"""The per-invocation environment of an agent (spec 6.1) and the OTel attribute merge (6.2).
+"""The per-invocation environment of an agent and the OTel attribute merge.
 
 Neens links a trace to its pre-prod item by three resource attributes that reach the agent's
 OpenTelemetry SDK through ``OTEL_RESOURCE_ATTRIBUTES``: ``neens.eval_run_id``,
@@ -61,7 +61,7 @@ def parse_resource_attributes(value: str | None) -> list[tuple[str, str]]:
 def merge_resource_attributes(
     existing: str | None, injected: Mapping[str, str] | Iterable[tuple[str, str]]
 ) -> str:
-    """Merge ``injected`` into an ``OTEL_RESOURCE_ATTRIBUTES`` value (spec 6.2).
+    """Merge ``injected`` into an ``OTEL_RESOURCE_ATTRIBUTES`` value.
 
     Existing pairs keep their order; an existing occurrence of an injected key is replaced in
     place; new keys are appended in ``injected`` order. Every value is percent-encoded.
@@ -96,7 +96,7 @@ def _sweep_fields(sweep: SweepTag | Mapping[str, Any]) -> tuple[str, str, str, s
 
 
 class ItemEnv:
-    """The whole environment of each invocation of one run (spec 6.1): ``base`` (default
+    """The whole environment of each invocation of one run: ``base`` (default
     ``os.environ``) plus the NEENS_* variables and the merged ``OTEL_RESOURCE_ATTRIBUTES``,
     and ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`` when neither it nor
     ``OTEL_EXPORTER_OTLP_PROTOCOL`` is set.

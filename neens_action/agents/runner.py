@@ -1,4 +1,4 @@
-"""Agent processes: one invocation of the user's command per job (spec 6.3, 6.4).
+"""Agent processes: one invocation of the user's command per job.
 
 Each invocation runs in its own session / process group (started by the launcher that
 :func:`neens_action.agents.driver.make_runner` chose; on Windows, or with

@@ -34,7 +34,7 @@ PROTOCOL_VAR = "NEENS_WORKER_PROTOCOL"  # set to "1" in every worker's environme
 PROTOCOL_VERSION = "1"
 PREFIX = b'{"neens"'
 MAX_LINE = 1024 * 1024  # longest protocol line a worker may write
-# What the per-item mode sets per invocation (spec 6.1), sent with each item instead.
+# What the per-item mode sets per invocation (NEENS_* variables), sent with each item instead.
 ITEM_VARS = (
     "NEENS_EVAL_RUN_ID", "NEENS_VERSION_LABEL", "NEENS_DATASET_ITEM_ID",
     "NEENS_SWEEP_ID", "NEENS_SWEEP_ARM", "NEENS_SWEEP_REP", "NEENS_EVAL_MODEL",

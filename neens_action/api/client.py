@@ -1,6 +1,6 @@
 """The Neens HTTP client: the only place URLs live.
 
-:class:`NeensClient` is one method per endpoint of ``spec/neens-api.md`` (E1-E20). How each
+:class:`NeensClient` is one method per endpoint of the Neens API. How each
 call is made (timeouts, retries with backoff, the idempotent run create, one-line errors,
 streamed bodies, the key kept out of every message) is :mod:`neens_action.api.transport`.
 """
@@ -33,11 +33,11 @@ class NeensClient(Transport):
     (:mod:`neens_action.api.answers`) or raise NeensApiError; an answer that is not a JSON
     object where one is expected is an "unreadable server answer" (NeensApiError)."""
 
-    # -- pre-prod runs (E1-E10) -------------------------------------------------------------
+    # -- pre-prod runs -------------------------------------------------------------
 
     def create_run(self, body: Mapping[str, Any]) -> Run:
-        """E1 ``POST /preprod-evals`` with an ``Idempotency-Key``: never repeated blindly
-        (see the module docstring). The items are not kept: E3 lists the frozen items."""
+        """``POST /preprod-evals`` with an ``Idempotency-Key``: never repeated blindly
+        (see the module docstring). The items are not kept: ``get_items`` lists the frozen ones."""
         key = f"neens-action-{uuid.uuid4().hex}"
         return Run.decode(self._object("POST", "/preprod-evals",
                                        self.request("POST", "/preprod-evals", body=body,
@@ -45,7 +45,7 @@ class NeensClient(Transport):
                           items=False)
 
     def get_run(self, run_id: str, *, digest: ItemDigest | None = None) -> Run:
-        """E2 ``GET /preprod-evals/{id}``, streamed. ``digest``: the item rows are folded
+        """``GET /preprod-evals/{id}``, streamed. ``digest``: the item rows are folded
         into it as they are decoded and the run comes back without ``items``, so a
         10,000-item run is never held whole."""
         path = f"/preprod-evals/{path_segment(run_id)}"
@@ -55,16 +55,17 @@ class NeensClient(Transport):
             "GET", path, safe=True, reader=rows_reader(digest.add, digest.reset))), items=False)
 
     def get_run_summary(self, run_id: str) -> Run:
-        """E2 without the per-item list (``?items=false``), for polling: a 10,000-item run
-        is polled without moving 10,000 items each time. From a server that ignores the
-        parameter, the items are dropped as they stream in (the poll never holds them)."""
+        """``GET /preprod-evals/{id}?items=false``: the run without its per-item list, for
+        polling: a 10,000-item run is polled without moving 10,000 items each time. From a
+        server that ignores the parameter, the items are dropped as they stream in (the poll
+        never holds them)."""
         path = f"/preprod-evals/{path_segment(run_id)}"
         return Run.decode(self._object("GET", path, self.request(
             "GET", path, query="items=false", safe=True, reader=WITHOUT_ITEMS)), items=False)
 
     def get_items(self, run_id: str, row: Callable[[Any], Any] = keep,
                   restart: Callable[[], None] | None = None) -> list[Any]:
-        """E3 ``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => []).
+        """``GET /preprod-evals/{id}/items``, envelope unwrapped (missing => []).
         ``row`` turns each row into what is kept, as the body streams in (None: dropped);
         ``restart`` is called before each read of the body (a retry reads it again)."""
         data = self.request("GET", f"/preprod-evals/{path_segment(run_id)}/items", safe=True,
@@ -75,18 +76,18 @@ class NeensClient(Transport):
         return rows if isinstance(rows, list) else []
 
     def start_run(self, run_id: str) -> None:
-        """E4 ``POST /preprod-evals/{id}/start``; a 409 (already terminal) is fine. The
+        """``POST /preprod-evals/{id}/start``; a 409 (already terminal) is fine. The
         answer (the whole run) is not read, so it is not decoded either."""
         self.request("POST", f"/preprod-evals/{path_segment(run_id)}/start", safe=True,
                      conflict_ok=True, decode=False)
 
     def trigger_push(self, run_id: str) -> Run:
-        """E5 ``POST /preprod-evals/{id}/run`` (push trigger): never retried. The answer is
+        """``POST /preprod-evals/{id}/run`` (push trigger): never retried. The answer is
         the run (terminal under an inline queue)."""
         return Run.decode(self._post_object(f"/preprod-evals/{path_segment(run_id)}/run"))
 
     def cancel_run(self, run_id: str, *, quick: bool = False) -> dict | None:
-        """E6 ``POST /preprod-evals/{id}/cancel``; 409 (already terminal) => None.
+        """``POST /preprod-evals/{id}/cancel``; 409 (already terminal) => None.
 
         ``quick`` (the interrupt path): one attempt, at most 5 s.
         """
@@ -94,22 +95,22 @@ class NeensClient(Transport):
                             conflict_ok=True, **self.quick(quick))
 
     def get_gate(self, run_id: str) -> Gate:
-        """E7 ``GET /preprod-evals/{id}/gate``."""
+        """``GET /preprod-evals/{id}/gate``."""
         return Gate.decode(self._get_object(f"/preprod-evals/{path_segment(run_id)}/gate"))
 
     def get_comparison(self, run_id: str, baseline: str | None = None) -> Comparison:
-        """E8 ``GET /preprod-evals/{id}/comparison[?baseline=SPEC]``."""
+        """``GET /preprod-evals/{id}/comparison[?baseline=SPEC]``."""
         query = f"baseline={path_segment(baseline)}" if baseline else ""
         return Comparison.decode(
             self._get_object(f"/preprod-evals/{path_segment(run_id)}/comparison", query))
 
     def get_metrics(self, run_id: str) -> Metrics:
-        """E9 ``GET /preprod-evals/{id}/metrics``."""
+        """``GET /preprod-evals/{id}/metrics``."""
         return Metrics.decode(self._get_object(f"/preprod-evals/{path_segment(run_id)}/metrics"))
 
     def post_ci_result(self, run_id: str, body: Mapping[str, Any], *,
                        quick: bool = False) -> Any:
-        """E10 ``POST /preprod-evals/{id}/ci-result``: retried briefly (at most 10 s per
+        """``POST /preprod-evals/{id}/ci-result``: retried briefly (at most 10 s per
         attempt, up to 8 retries but none starting after 15 s: five faults in a row must
         not lose the verdict, and a slow report cannot hold a build); ``quick`` (the
         interrupt path): one attempt, 5 s."""
@@ -120,30 +121,30 @@ class NeensClient(Transport):
                             safe=True, **kw)
 
     def list_ci_gates(self) -> list[dict]:
-        """E11 ``GET /flywheel/gates/ci``, envelope unwrapped."""
+        """``GET /flywheel/gates/ci``, envelope unwrapped."""
         data = self._get("/flywheel/gates/ci")
         if isinstance(data, dict):
             data = data.get("gates")
         return list(data) if isinstance(data, list) else []
 
-    # -- model sweeps (E12-E16) ---------------------------------------------------------------
+    # -- model sweeps ---------------------------------------------------------------
 
     def preview_sweep(self, body: Mapping[str, Any]) -> dict:
-        """E12 ``POST /model-sweeps/preview`` (estimate, bare or enveloped, returned as is)."""
+        """``POST /model-sweeps/preview`` (estimate, bare or enveloped, returned as is)."""
         return self._post_object("/model-sweeps/preview", body)
 
     def create_sweep(self, body: Mapping[str, Any]) -> dict:
-        """E13 ``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
+        """``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /model-sweeps?idempotency_key=``)."""
         return self._create("/model-sweeps", body, ("/model-sweeps", "sweeps"))
 
     def get_sweep(self, sweep_id: str) -> dict:
-        """E14 ``GET /model-sweeps/{id}``."""
+        """``GET /model-sweeps/{id}``."""
         return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}")
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
                              baseline_arm: str | None = None) -> dict:
-        """E15 ``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
+        """``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
         parts = []
         if bar is not None:
             parts.append(f"bar={path_segment(repr(float(bar)))}")
@@ -153,30 +154,30 @@ class NeensClient(Transport):
                                 "&".join(parts))
 
     def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> dict | None:
-        """E16 ``POST /model-sweeps/{id}/cancel``; 409 (already terminal) => None.
+        """``POST /model-sweeps/{id}/cancel``; 409 (already terminal) => None.
         ``quick`` (the interrupt path): one attempt, at most 5 s."""
         return self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel", safe=True,
                             conflict_ok=True, **self.quick(quick))
 
-    # -- scenario suites (E17-E20) -------------------------------------------------------------
+    # -- scenario suites -------------------------------------------------------------
 
     def create_suite(self, body: Mapping[str, Any]) -> dict:
-        """E17 ``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
+        """``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /scenario-suites?idempotency_key=``)."""
         return self._create("/scenario-suites", body, ("/scenario-suites", "suites"))
 
     def get_suite(self, suite_id: str) -> dict:
-        """E18 ``GET /scenario-suites/{id}``."""
+        """``GET /scenario-suites/{id}``."""
         return self._get_object(f"/scenario-suites/{path_segment(suite_id)}")
 
     def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> dict:
-        """E19 ``POST /scenario-suites/{id}/regenerate``: never retried."""
+        """``POST /scenario-suites/{id}/regenerate``: never retried."""
         return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/regenerate",
                                  dict(body or {}))
 
     def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> Run:
-        """E20 ``POST /scenario-suites/{id}/launch`` (creates a run) with an
-        ``Idempotency-Key``: never repeated blindly (the run lookup of E1 finds it)."""
+        """``POST /scenario-suites/{id}/launch`` (creates a run) with an
+        ``Idempotency-Key``: never repeated blindly (the run lookup of ``create_run`` finds it)."""
         return Run.decode(self._create(f"/scenario-suites/{path_segment(suite_id)}/launch",
                                        body, ("/preprod-evals", "runs")))
 

@@ -1,6 +1,6 @@
 """Decode a JSON object from a stream of byte chunks, one element of its big list at a time.
 
-Run objects (E1, E2, E4, E5) and item lists (E3) carry one row per golden item: 10,000 items
+Run objects (create, get, start, trigger) and item lists hold one row per golden item: 10,000 items
 are about 3 MB of JSON. Reading the whole body and then decoding it holds the bytes, the text
 and every decoded row at once. :func:`decode_chunks` reads the body as it arrives and hands
 each element of one top-level list (``"items"``) to a function as soon as it is complete, so

@@ -8,7 +8,7 @@ timeout. Safe calls (every GET, and the idempotent POSTs ``/start``, ``/cancel``
 that change something (push trigger, preview, regenerate) are never retried: a lost
 response must not do it twice.
 
-Creates (a run E1, a sweep E13, a scenario suite E17, a suite launch E20, which creates a
+Creates (a run, a sweep, a scenario suite, a suite launch, which creates a
 run) are never repeated blindly either. Each carries an ``Idempotency-Key`` header. A
 refusal that did nothing (429, or a connection that was never made) is retried. When the
 outcome is unknown (a 5xx, a reset or a read timeout after the request left), the client

@@ -1,4 +1,4 @@
-"""Interrupts and abandoned runs (decision 15), shared by the pull, push, stress and watch
+"""Interrupts and abandoned runs (exit 130, docs/cli.md), shared by the pull, push, stress and watch
 flows: cancel the run this process created, or say how to resume one it was given."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def resume_hint(run_id: str, command: Sequence[str] | str) -> str:
 
 def handle_interrupt(client: NeensClient, outcome: Outcome, *, world: World,
                      command: Sequence[str] | str) -> None:
-    """Decision 15: agents are already killed; cancel our own run, or print how to resume."""
+    """Agents are already killed; cancel the run we created, or print how to resume one given."""
     outcome.interrupted = True
     outcome.error = "interrupted (SIGINT/SIGTERM): agent processes were killed"
     world.log("neens: interrupted: agent processes killed")

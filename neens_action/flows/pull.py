@@ -37,7 +37,7 @@ def version_label_for(settings: EvalRunSettings, prov: provenance.Provenance) ->
 
 
 def server_gate(settings: EvalRunSettings, policy: GatePolicy | None) -> dict[str, Any]:
-    """The E1 ``gate``: the policy's gate block, then --max-regressions/--min-pass-rate."""
+    """The run-create ``gate``: the policy's gate block, then --max-regressions/--min-pass-rate."""
     gate: dict[str, Any] = {}
     if policy is not None:
         base = policy.server_gate()
@@ -54,7 +54,7 @@ def server_gate(settings: EvalRunSettings, policy: GatePolicy | None) -> dict[st
 
 def create_body(settings: EvalRunSettings, prov: provenance.Provenance,
                 policy: GatePolicy | None = None) -> dict[str, Any]:
-    """The E1 body for ``eval run --create`` / ``--gates`` (null fields omitted)."""
+    """The run-create body for ``eval run --create`` / ``--gates`` (null fields omitted)."""
     label = version_label_for(settings, prov)
     assert label is not None  # validate() guarantees a label for --create without gates
     body: dict[str, Any] = {"name": (settings.name or "").strip() or label,

@@ -1,9 +1,9 @@
-"""The push flow, ``neens eval push`` (spec 7.2): Neens calls the agent, we gate.
+"""The push flow, ``neens eval push`` (docs/cli.md): Neens calls the agent, we gate.
 
-1. E1 with ``runner_mode: "push"`` and ``agent_connection_id`` (plus gate, baseline,
+1. Create with ``runner_mode: "push"`` and ``agent_connection_id`` (plus gate, baseline,
    provenance, ``gates`` or the policy's ``gates_policy``); the baseline and drift lines.
-2. E5 ``/run``. A terminal answer (inline queue) is used as is; otherwise E2 is polled.
-3. E7, and with a policy E8/E9 (shared with the pull flow); the pipeline evaluates the policy.
+2. ``POST .../run``. A terminal answer (inline queue) is used as is; otherwise the run is polled.
+3. Gate, with a policy comparison and metrics (shared with pull); the pipeline evaluates it.
 
 :func:`run_push` is the CLI flow: usage problems raise before any request, everything later
 lands in ``outcome.error`` / ``outcome.interrupted`` so the pipeline still reports a build
@@ -39,7 +39,7 @@ MAX_LINE = 300  # server-chosen text in log lines
 
 def push_body(settings: EvalPushSettings, prov: provenance.Provenance,
               policy: GatePolicy | None = None) -> dict[str, Any]:
-    """The E1 body of a push run: ``eval run``'s body (label, dataset, baseline incl. the CI
+    """The run-create body of a push run: ``eval run``'s body (label, dataset, baseline incl. the CI
     default, merged gate, ``gates`` / ``gates_policy``, provenance) plus ``runner_mode`` and
     ``agent_connection_id``. Raises UsageError when no label can be derived."""
     body = create_body(settings, prov, policy)
@@ -49,9 +49,9 @@ def push_body(settings: EvalPushSettings, prov: provenance.Provenance,
 
 
 def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -> Run:
-    """E5. Under an inline queue the answer is the terminal run, so the call may take as
+    """Trigger. Under an inline queue the answer is the terminal run, so the call may take as
     long as the scoring: its read deadline is the poll budget. If no answer arrives (a
-    transport failure after the request may have reached Neens), E2 tells whether the
+    transport failure after the request may have reached Neens), a GET of the run tells if the
     trigger took effect; if it did, the caller polls on."""
     world.log("Triggering the run (POST /run): Neens calls the agent once per prompt ...")
     patient = copy.copy(client)
@@ -77,7 +77,7 @@ def trigger(client: NeensClient, run_id: str, *, world: World, timeout: float) -
 def drive_push(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, world: World,
                policy: GatePolicy | None, poll_interval: float,
                poll_timeout: float) -> Outcome:
-    """E1 -> E5 -> (poll E2) -> E7 (+ E8/E9 for the policy). Raises NeensError /
+    """Create -> trigger -> (poll) -> gate (+ comparison, metrics for a policy). Raises NeensError /
     Interrupted; a terminal ``failed`` run is recorded in ``outcome.error`` and the gate is
     still fetched."""
     outcome.version_label = body.get("version_label")
@@ -106,7 +106,7 @@ def guarded(client: NeensClient, body: Mapping[str, Any], outcome: Outcome, *, w
             policy: GatePolicy | None, poll_interval: float, poll_timeout: float) -> Outcome:
     """:func:`drive_push` with every error recorded on the outcome (never raises
     NeensError). An interrupt (``Interrupted`` from the pipeline's SIGINT/SIGTERM guard, or
-    KeyboardInterrupt) cancels the run we created (decision 15)."""
+    KeyboardInterrupt) cancels the run we created (exit 130)."""
     try:
         drive_push(client, body, outcome, world=world, policy=policy,
                    poll_interval=poll_interval, poll_timeout=poll_timeout)

@@ -45,7 +45,7 @@ LOG_EVERY = 0.1  # per-item lines reach the log together, at most this often (Ru
 
 def create_run(client: NeensClient, body: Mapping[str, Any], *, world: World,
                outcome: Outcome) -> Run:
-    """E1, then the create lines (spec 10.1) and the eval-gates acknowledgement (spec 4.3).
+    """``POST /preprod-evals``, then the create lines and the eval-gates acknowledgement.
 
     Sets ``outcome.run_id`` as soon as the run exists. Raises NeensError.
     """
@@ -101,7 +101,7 @@ def _ack_gates_policy(run: Run, sent: Mapping[str, Any], *, world: World,
 
 
 def fetch_items(client: NeensClient, run_id: str) -> ItemSpool:
-    """E3, spooled to a temporary file as it streams in (see :class:`ItemSpool`); raises
+    """The run's items, spooled to a temp file as they stream in (see :class:`ItemSpool`); raises
     RunError when there are none or one has no item id. The caller closes the spool."""
     spool = ItemSpool()
     try:
@@ -168,7 +168,7 @@ def agents_phrase(concurrency: int, workers: int | None) -> str:
 
 def start_and_wait(client: NeensClient, run_id: str, *, world: World, interval: float,
                    timeout: float, digest: ItemDigest | None = None) -> Run:
-    """E4 (a 409 means already terminal), then poll E2 until terminal (see poll_run)."""
+    """``POST .../start`` (a 409 means already terminal), then poll until terminal (poll_run)."""
     world.log("Starting run (POST /start) ...")
     client.start_run(run_id)
     world.log("Waiting for scoring to complete ...")
@@ -197,8 +197,8 @@ def some_item_failed(outcome: Outcome) -> bool:
 
 def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
                     policy: GatePolicy | None = None) -> None:
-    """E7; E8 with a policy or when some item did not pass (the evidence tells regressed
-    items from those failing as before); E9 with a policy. A failed E8/E9 is a warning.
+    """Gate; comparison with a policy or when some item did not pass (the evidence tells regressed
+    items from those failing as before); metrics with a policy. A failed fetch of either warns.
     The policy itself is evaluated after the flow, by the pipeline (``policy.apply_policy``)."""
     outcome.gate = client.get_gate(outcome.run_id)
     fetches: list[tuple[str, Callable[[str], Any], str]] = []
@@ -323,7 +323,7 @@ def all_scored(run: Run) -> bool:
 def poll_run(client: NeensClient, run_id: str, *, world: World, interval: float, timeout: float,
              on_poll: Callable[[Run], None] | None = None,
              digest: ItemDigest | None = None) -> Run:
-    """Poll E2 until the run is terminal (without the per-item list when the client can),
+    """Poll the run until it is terminal (without the per-item list when the client can),
     then return the terminal run with its items, or, with ``digest``, without them: they
     are folded into the digest as they stream in (memory flat in the item count). Prints
     the legacy-correlation notice once."""

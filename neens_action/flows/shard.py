@@ -1,4 +1,4 @@
-"""Sharding one run across CI jobs: create once, replay in shares, finish once (issue 10).
+"""Sharding one run across CI jobs: create once, replay in shares, finish once (docs/sharding.md).
 
 The CI engine is the cluster. Three steps, each a separate process (a GitHub matrix leg, a
 GitLab ``parallel:`` job):
@@ -93,7 +93,7 @@ def _interrupted(outcome: Outcome, world: World) -> None:
 
 def run_create_only(settings: EvalRunSettings, *, client: NeensClient, world: World,
                     policy: GatePolicy | None = None) -> Outcome:
-    """``--create --only-create``: E1 and nothing else. The run waits for its shards."""
+    """``--create --only-create``: the create and nothing else. The run waits for its shards."""
     outcome = Outcome(mode="create", base_url=client.base_url, enforced=not settings.no_gate)
     prov = settings.resolve_provenance(world.environ)
     body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet

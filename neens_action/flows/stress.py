@@ -1,11 +1,11 @@
-"""Stress tests (issue 9): scenario suites generated from failure modes, launched as pre-prod
+"""Stress tests (docs/stress.md): scenario suites generated from failure modes, launched as pre-prod
 runs and gated like ``eval run`` / ``eval push``.
 
 - :class:`~neens_action.settings.stress.StressSettings` holds the suite knobs.
-- :func:`suite_body` (E17), :func:`regenerate_body` (E19), :func:`launch_body` (E20).
-- :func:`wait_ready`: poll E18 (fast start, backing off to ``--poll-interval``) until the
+- :func:`suite_body`, :func:`regenerate_body`, :func:`launch_body`: the request bodies.
+- :func:`wait_ready`: poll the suite (fast start, backing off to ``--poll-interval``) until the
   suite is ``ready``; ``failed`` is a RunError carrying the server's reason.
-- :func:`launch`: E20; a suite that is not ready (409) is a RunError with one clear line.
+- :func:`launch`: the launch; a suite that is not ready (409) is a RunError with one clear line.
 - :func:`run_stress`: ``neens stress run``. Generate (or ``--suite-id``), wait, launch, then
   drive the run exactly like ``eval run`` (pull: the agent command per scenario) or
   ``eval push`` (``--agent-connection``: Neens calls the agent), gate. Usage problems raise
@@ -38,7 +38,7 @@ SUITE_DONE = frozenset({"ready", "failed"})
 def suite_body(name: str, failure_modes: list[str], *, per_mode: int | None = None,
                strategies: list[str] | None = None, replay: bool = True,
                connection: str | None = None) -> dict[str, Any]:
-    """E17 body (null fields omitted; ``include_replay`` sent only when turned off)."""
+    """Suite-create body (null fields omitted; ``include_replay`` sent only when turned off)."""
     body: dict[str, Any] = {"name": name, "failure_mode_ids": list(failure_modes)}
     if per_mode is not None:
         body["per_mode"] = int(per_mode)
@@ -53,7 +53,7 @@ def suite_body(name: str, failure_modes: list[str], *, per_mode: int | None = No
 
 def regenerate_body(*, per_mode: int | None = None, strategies: list[str] | None = None,
                     replay: bool | None = None, connection: str | None = None) -> dict[str, Any]:
-    """E19 overrides: only what was given."""
+    """Regenerate overrides: only what was given."""
     body: dict[str, Any] = {}
     if per_mode is not None:
         body["per_mode"] = int(per_mode)
@@ -68,7 +68,7 @@ def regenerate_body(*, per_mode: int | None = None, strategies: list[str] | None
 
 def launch_body(settings: StressSettings, prov: provenance.Provenance,
                 policy: GatePolicy | None = None) -> dict[str, Any]:
-    """E20: the pre-prod knobs (label, runner mode, connection, judges, baseline, gate) plus
+    """Launch body: the pre-prod knobs (label, runner mode, connection, judges, baseline, gate) plus
     provenance, like ``eval run --create`` (the CI default baseline included)."""
     body: dict[str, Any] = {"version_label": settings.version_label}
     if settings.name and settings.name.strip():
@@ -129,7 +129,7 @@ def skipped_lines(suite: Mapping[str, Any]) -> list[str]:
 def wait_ready(client: NeensClient, suite_id: str, *, world: World, interval: float,
                timeout: float, raise_failed: bool = True,
                on_poll: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Poll E18 until ``ready`` (returned) or ``failed`` (RunError with the server's reason,
+    """Poll the suite until ``ready`` (returned) or ``failed`` (RunError with the server's reason,
     or returned when not ``raise_failed``). Not done within ``timeout``: RunError.
     ``on_poll`` sees every suite object read."""
     try:
@@ -148,7 +148,7 @@ def wait_ready(client: NeensClient, suite_id: str, *, world: World, interval: fl
 
 def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world: World,
            outcome: Outcome | None = None) -> Run:
-    """E20; prints the run and baseline lines. 409 (suite not ready) => one clear RunError."""
+    """Launch; prints the run and baseline lines. 409 (suite not ready) => one clear RunError."""
     try:
         run = client.launch_suite(suite_id, body)
     except NeensApiError as exc:
@@ -170,7 +170,7 @@ def launch(client: NeensClient, suite_id: str, body: Mapping[str, Any], *, world
 
 def _drive_push(client: NeensClient, outcome: Outcome, settings: StressSettings, *, world: World,
                 policy: GatePolicy | None) -> None:
-    """E5 -> (poll E2) -> E7 (+ policy), as ``eval push`` does after its create."""
+    """Trigger -> (poll) -> gate (+ policy), as ``eval push`` does after its create."""
     from neens_action.flows.push import trigger
 
     start = world.clock.monotonic()

@@ -1,4 +1,4 @@
-"""Gate-as-code policy: load (JSON/YAML), validate, evaluate (spec ``neens-api.md`` section 9).
+"""Gate-as-code policy: load (JSON/YAML), validate, evaluate (docs/policy.md).
 
 The server gate stays authoritative; a policy only ever *adds* blocking conditions on top of
 it. Layout: ``load`` reads the file, ``validate`` checks the ``gate``/``rules`` document,

@@ -1,9 +1,9 @@
-"""Evaluating a policy against what the server returned (spec 9.2-9.6). Pure: no I/O.
+"""Evaluating a policy against what the server returned (docs/policy.md). Pure: no I/O.
 
-Inputs are the server's own payloads: the terminal run (E2), the comparison (E8) and the
-metrics rollup (E9). ``comparison`` / ``metrics`` are None when their fetch failed: the
+Inputs are the server's own payloads: the terminal run, the comparison and the
+metrics rollup. ``comparison`` / ``metrics`` are None when their fetch failed: the
 affected absolute checks are then ``skipped`` and baseline-relative ones degrade to at most
-a warning (spec 8.2: a failed fetch never blocks, and never passes silently).
+a warning (a failed fetch never blocks, and never passes silently).
 """
 
 from __future__ import annotations

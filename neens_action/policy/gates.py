@@ -1,6 +1,6 @@
-"""The policy file's declared eval gates: the ``gates`` block (spec 9.9, 9.10, 4.3).
+"""The policy file's declared eval gates: the ``gates`` block (docs/policy.md).
 
-Validated and normalised into the ``gates_policy`` object sent on E1: bare ids become
+Validated and normalised into the ``gates_policy`` object sent on the run create: bare ids become
 ``{"id": ...}``, ``name`` entries are dropped, defaults (``mode: exact``, ``severity: block``,
 guardrail ``severity: block``) are filled in.
 """

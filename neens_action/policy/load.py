@@ -1,4 +1,4 @@
-"""Reading a policy file: bytes, UTF-8, JSON or YAML (spec 9.1).
+"""Reading a policy file: bytes, UTF-8, JSON or YAML (docs/policy.md).
 
 ``.yml`` / ``.yaml`` are YAML. Any other name is JSON; when that fails and PyYAML is importable
 the text is tried as YAML (a YAML mapping is accepted), otherwise the JSON error is reported.

@@ -1,8 +1,8 @@
 """The gate-as-code policy object: load, override, and what goes on the wire.
 
 A :class:`GatePolicy` is immutable and fully validated. ``server_gate()`` is the ``gate``
-block sent on E1 (never ``cost: null``), ``gates_block()`` the ``gates_policy`` object,
-``identity()`` the ``policy`` object of the ci-result report (spec 4.9).
+block sent on the run create (never ``cost: null``), ``gates_block()`` the ``gates_policy`` object,
+``identity()`` the ``policy`` object of the ci-result report.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from neens_action.policy.validate import (
     parse_scalar,
 )
 
-# override key -> (flag, dimension)  (spec 9.7); order = order the injected rules are appended
+# override key -> (flag, dimension); order = order the injected rules are appended
 OVERRIDES: dict[str, tuple[str, str]] = {
     "max_cost_delta_pct": ("--max-cost-delta-pct", "cost"),
     "max_latency_delta_pct": ("--max-latency-delta-pct", "latency"),
@@ -93,7 +93,7 @@ class GatePolicy:
         )
 
     def server_gate(self) -> dict[str, Any] | None:
-        """The cleaned ``gate`` block for E1, or None (``cost`` is omitted, never null)."""
+        """The cleaned ``gate`` block for the create, or None (``cost`` is omitted, never null)."""
         return copy.deepcopy(self.gate) if self.gate else None
 
     def gates_block(self) -> dict[str, Any] | None:
@@ -182,7 +182,7 @@ def merge_server_gate(
     max_regressions: int | None = None,
     min_pass_rate: float | None = None,
 ) -> dict[str, Any] | None:
-    """The E1 ``gate`` object: the policy's block, then the CLI knobs on top; None if empty."""
+    """The create ``gate`` object: the policy's block, then the CLI knobs on top; None if empty."""
     gate = (policy.server_gate() if policy is not None else None) or {}
     if max_regressions is not None:
         gate["max_regressions"] = max_regressions

@@ -33,7 +33,7 @@ class RuleResult:
         }
 
     def to_ci_rule(self) -> dict[str, Any]:
-        """The ``rules[]`` entry of the ci-result report (spec 4.9)."""
+        """The ``rules[]`` entry of the ci-result report."""
         return {
             "rule": self.dimension,
             "observed": json_safe(self.observed),

@@ -1,4 +1,4 @@
-"""Validation of a gate-as-code policy document (spec ``neens-api.md`` 9.1, 9.2, 9.10).
+"""Validation of a gate-as-code policy document (docs/policy.md).
 
 Everything a policy can get wrong is caught here, at parse time, with one precise line:
 ``gate policy <source>: <key path>: <what was expected>``. Thresholds are type-checked (the
@@ -29,7 +29,7 @@ SCALARS = ("max_abs_failures", "max_regressions", "min_pass_rate", "min_avg_scor
 DIMENSIONS = (*NESTED, *SCALARS, "metric")
 METRIC_BOUNDS = ("min_avg", "max_avg")
 
-# dimension -> result label (spec 9.2)
+# dimension -> result label
 LABELS = {
     "cost": "cost",
     "latency": "latency",

@@ -61,7 +61,7 @@ def items(req: Request) -> dict[str, Any]:
 
 
 def start(req: Request) -> dict[str, Any]:
-    """E4: the run object without its items (``?items=true`` adds them)."""
+    """``POST .../start``: the run object without its items (``?items=true`` adds them)."""
     return runs_api.start_run(req.ctx, req.params["id"], items=_with_items(req, "false"))
 
 

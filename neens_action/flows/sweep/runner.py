@@ -1,4 +1,4 @@
-"""``neens sweep run``: runner-mode sweeps, driven by the user's own agent (spec 7.5, 8.5).
+"""``neens sweep run``: runner-mode sweeps, driven by the user's own agent (docs/sweep.md).
 
 1. Create a runner sweep (or attach to one with ``--sweep-id``); refuse a push sweep.
 2. For every child run still ``awaiting_traces`` (this is how a re-attach resumes), fetch its
@@ -46,7 +46,6 @@ from neens_action.world import World
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
 
-START_ATTEMPTS = 3
 START_WAITS = (1.0, 2.0)
 KEEP_FAILED_OUTPUTS = 20  # captured output tails kept (failures only; memory stays bounded)
 _RUNNER_ITEM_LINE = re.compile(r"^item\s+\d+/\d+ \[")  # the runner's own per-item line
@@ -56,7 +55,7 @@ _RUNNER_ITEM_LINE = re.compile(r"^item\s+\d+/\d+ \[")  # the runner's own per-it
 class SweepRunParams:
     command: list[str]
     sweep_id: str | None = None  # attach (resume); exclusive with create_body
-    create_body: dict[str, Any] | None = None  # E13 body with runner arms
+    create_body: dict[str, Any] | None = None  # POST /model-sweeps body, runner arms
     concurrency: int = 1
     workers: int | None = None  # worker mode: warm agent processes (agents/workers.py)
     timeout: float | None = None  # per invocation

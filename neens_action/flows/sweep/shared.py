@@ -1,4 +1,4 @@
-"""Model sweeps, push side: ``sweep preview | start | get | decide`` (spec 7.4, 8.4, 8.5).
+"""Model sweeps, push side: ``sweep preview | start | get | decide`` (docs/sweep.md).
 
 Each flow returns a :class:`SweepOutcome` with its exit code decided; API errors are caught
 into ``outcome.error`` (exit 2). Usage errors are raised before a flow starts. The verdict is
@@ -68,7 +68,7 @@ def poll_sweep(
     first: dict[str, Any] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """Poll E14 until the sweep is terminal: (last sweep, timed_out).
+    """Poll ``GET /model-sweeps/{id}`` until the sweep is terminal: (last sweep, timed_out).
 
     The one poll loop (:func:`~neens_action.flows.polling.poll_until`): the first poll is
     immediate (or ``first`` is used); the delay starts at 0.25 s and doubles up to

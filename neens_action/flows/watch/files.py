@@ -1,9 +1,9 @@
-"""The polling file watcher behind ``neens eval watch`` (spec neens-api.md 7.3).
+"""The polling file watcher behind ``neens eval watch`` (docs/cli.md).
 
 Stdlib only, and deliberately so: a ``stat()`` scan of the watched tree every 0.5 s behaves the
 same on every platform, inside containers, on bind mounts and network file systems, where
 inotify/FSEvents based watchers miss events. The tree of a project being edited by hand is
-small (a warning past 5 000 files, a hard stop at 50 000).
+small (the scan stops at 50 000 files: :data:`MAX_FILES`).
 
 Pieces, each usable (and tested) on its own:
 
@@ -32,7 +32,6 @@ SKIP_DIRS: frozenset[str] = frozenset(
 )
 POLL_INTERVAL_S = 0.5
 MAX_DEBOUNCE_ROUNDS = 10
-WARN_FILES = 5_000
 MAX_FILES = 50_000
 
 Stamp = tuple[int, int]  # (mtime_ns, size)

@@ -1,8 +1,8 @@
 """Outcome -> Report for eval-style flows (``eval run``, ``eval push``, shard finish...).
 
-The facts follow the summary block of spec 10.1 in order (status, scored, regressions,
+The facts follow the summary block of ``eval run`` in order (status, scored, regressions,
 baseline, the baseline WARNING / note, pass rate, gate); ``reasons`` are the server gate's;
-the eval-gates table follows spec 10.2; ``policy`` holds one line per policy rule result;
+the eval-gates table follows them; ``policy`` holds one line per policy rule result;
 ``items`` holds every item of ``run["items"]`` as an ItemVerdict (replay order), with the
 agent's own failure (timeout, exit code) folded into the reason.
 """

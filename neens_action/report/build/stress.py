@@ -8,7 +8,7 @@ launched suite is an ordinary pre-prod run) and adds:
 * each item annotated with its failure mode (``ItemVerdict.suite``) and ``strategy``;
 * a warning per strategy the server skipped (e.g. no LLM connection).
 
-Pure: reads only the outcome (``outcome.suite`` is the E18 suite object, ``outcome.run`` the
+Pure: reads only the outcome (``outcome.suite`` is the suite object, ``outcome.run`` the
 terminal run). Unscored scenarios count as not passed, like the server's pass rate.
 """
 

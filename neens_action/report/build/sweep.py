@@ -1,6 +1,6 @@
 """The sweep report: one :class:`Report` built from a :class:`SweepOutcome`.
 
-Three shapes, picked by what the outcome holds (spec ``neens-api.md`` 10.8):
+Three shapes, picked by what the outcome holds (docs/sweep.md):
 
 * an **estimate** (``sweep preview``): table ``Estimate``;
 * a **verdict** (``sweep decide`` / ``sweep run``): table ``Arm verdicts`` (+ ``Per agent``),

@@ -1,4 +1,4 @@
-"""What changed between two ``neens eval watch`` iterations (spec neens-api.md 7.3, 10.5, 10.7).
+"""What changed between two ``neens eval watch`` iterations (docs/cli.md).
 
 Pure functions over the server's answers: per-item states from the terminal run (or the item
 list's rows when the run carries no ``items``), the headline metrics, their deltas, and the
@@ -180,7 +180,7 @@ def iteration_record(
     deltas: JsonDict | None,
     diff: ItemDiff | None,
 ) -> JsonDict:
-    """The ``--json`` object of one iteration (spec 10.7), keys in the documented order."""
+    """The ``--json`` object of one iteration, keys in the documented order."""
     return {
         "iteration": iteration,
         "runId": run_id,

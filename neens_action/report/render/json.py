@@ -1,6 +1,6 @@
 """The ``--json`` document of ``eval run`` / ``eval push`` (stdout, indented).
 
-Shape, version ``"format": 2`` (spec 10.6 keys, plus our extras marked *)::
+Shape, version ``"format": 2`` (keys of ``eval run --json``, extras marked *)::
 
     {
       "format": 2,                      * version of this document; bumped on breaking change
@@ -12,8 +12,8 @@ Shape, version ``"format": 2`` (spec 10.6 keys, plus our extras marked *)::
       "enforced": true,                 * false under --no-gate
       "error": null,                    run error sentence, or null
       "interrupted": false,             *
-      "run": {…} | null,                terminal run object (E2), as the server sent it
-      "gate": {…} | null,               gate response (E7), as the server sent it
+      "run": {…} | null,                terminal run object, as the server sent it
+      "gate": {…} | null,               gate response, as the server sent it
       "gates": [ … ],                   gate.gates, [] when none
       "policyEval": {"blocked", "warned", "results": [{dimension, severity, status,
                      observed, threshold, reason}]}     only present when a policy is in play

@@ -1,4 +1,4 @@
-"""The ``--json`` document of every sweep subcommand (spec ``neens-api.md`` 10.9).
+"""The ``--json`` document of every sweep subcommand (docs/sweep.md).
 
 Server payloads are passed through as they came; agent output is never included.
 """
@@ -12,7 +12,7 @@ from neens_action.report.model import Report
 
 
 def sweep_json_document(outcome: SweepOutcome) -> dict[str, Any]:
-    """The ``--json`` document of every sweep subcommand (spec 10.9)."""
+    """The ``--json`` document of every sweep subcommand."""
     sweep, comparison = outcome.sweep, outcome.comparison
     doc: dict[str, Any] = {
         "sweepId": outcome.sweep_id or None,

@@ -1,4 +1,4 @@
-"""Terminal rendering of a sweep :class:`Report` (spec ``neens-api.md`` 10.8, to the character).
+"""Terminal rendering of a sweep :class:`Report` (docs/sweep.md, to the character).
 
 The report's cells are already formatted by ``report/build/sweep.py``; this module only lays them
 out. Untrusted text (arm labels, models, server sentences) is made single-line so a value

@@ -1,4 +1,4 @@
-"""The terminal summary (stderr) of an eval report: spec 10.1 / 10.2 plus the failed items.
+"""The terminal summary (stderr) of an eval report: summary, eval gates, failed items.
 
 Untrusted text (prompts, reasons, gate names) is made single-line and stripped of control
 characters, so it can neither break the layout nor smuggle terminal escape sequences.
@@ -70,7 +70,7 @@ def _items(report: Report) -> list[str]:
 
 
 def _agent_failures(report: Report) -> list[str]:
-    """The stderr tail of the first failing agents (issue 19), then how to fix it."""
+    """The stderr tail of the first failing agents, then how to fix it."""
     shown = [f for f in report.agent_failures if f.stderr_tail.strip()][:3]
     lines = []
     for f in shown:

@@ -1,4 +1,4 @@
-"""Terminal output of ``neens eval watch`` (spec neens-api.md 10.5).
+"""Terminal output of ``neens eval watch`` (docs/cli.md).
 
 Pure: every function returns the lines to print (the flow writes them to stderr through
 ``World.log``). Untrusted text (item inputs, ids, errors, file names) goes through
