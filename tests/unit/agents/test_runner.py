@@ -162,8 +162,10 @@ def test_timeout_kills_grandchildren(tmp_path):
 
 
 def test_term_then_kill_for_agents_ignoring_sigterm(tmp_path):
-    script = "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)"
-    r = make_runner([PY, "-c", script], timeout=0.5, grace=0.5, log=lambda s: None)
+    # the shell ignores SIGTERM within milliseconds (a Python agent could still be starting
+    # when the deadline's SIGTERM lands on a loaded machine); exec keeps it ignored
+    script = "trap '' TERM; exec sleep 300"
+    r = make_runner(["sh", "-c", script], timeout=1.5, grace=0.5, log=lambda s: None)
     inv = r.run(jobs(1))[0]
     assert inv.timed_out and inv.returncode == -signal.SIGKILL
 
