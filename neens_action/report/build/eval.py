@@ -270,6 +270,10 @@ def build_eval_report(outcome: Outcome) -> Report:
     report.items = items
     if digest is not None:
         report.items_total, report.items_not_passing = digest.total, digest.not_passing
+    if outcome.noise is not None:
+        from neens_action.report.build.noise import attach_noise
+
+        attach_noise(report, outcome.noise)
     rate = pass_rate(outcome)
     report.outputs = {
         "exit-code": str(code),
