@@ -143,8 +143,10 @@ def _what(view: NoiseView) -> str:
 
 
 def _regressions(view: NoiseView, raw: str) -> str:
-    held = f"{len(view.regressed)} held by the noise verdict"
-    return f"{held} ({raw} in the first repetition alone)" if raw.isdigit() else held
+    held = f"{len(view.regressed)} beyond noise"
+    if view.repeat == "1" or not raw.isdigit() or raw == str(len(view.regressed)):
+        return held
+    return f"{held} ({raw} raw in repetition 1)"
 
 
 def attach_noise(report: Report, evidence: NoiseEvidence) -> None:
@@ -167,7 +169,9 @@ def attach_noise(report: Report, evidence: NoiseEvidence) -> None:
     headline = HEADLINE.get((report.verdict, view.gate))
     if headline and not report.error:
         report.headline = headline.format(what=_what(view))
-    if view.outcome == RunOutcome.INCONCLUSIVE.value:
-        report.caveats.append(f"the noise verdict is {view.line}")
+    if view.outcome == RunOutcome.INCONCLUSIVE.value:  # the why is in the verdict line
+        report.caveats.append("Inconclusive is not a pass: this run could not tell a "
+                              "regression from noise. More repetitions or history runs "
+                              "would.")
     if view.trend_warning:
         report.warnings.append(view.trend_warning)

@@ -13,7 +13,7 @@ from neens_action.report.render.md_parts import STATE_LABEL, details
 from neens_action.text import md_cell, md_html, md_text
 
 GATE_ICON = {"pass": "✅", "warn": "⚠️", "block": "❌"}
-OUTCOME_LABEL = {"regressed": "🔻 Regressed", "improved": "🔺 Improved",
+OUTCOME_LABEL = {"regressed": "Regressed", "improved": "Improved",
                  "no change": "No change", "inconclusive": "Inconclusive"}
 FLAKY_LABEL = "〰️ flaky"
 
