@@ -6,7 +6,10 @@ rerun elements, the format bump only with noise, the saved result re-rendered)."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -113,13 +116,14 @@ def test_junit_uses_surefire_rerun_elements() -> None:
     root = ET.fromstring(junit.render(flaky_report))
     cases = {c.get("name"): c for c in root.iter("testcase")}
     assert flaky_report.noise is not None
+    failing = {i.item_id for i in flaky_report.failed_items}
     for item in flaky_report.noise.flaky:
         case = cases[item.item_id]
         assert case.find("failure") is None and case.find("error") is None
-        assert len(case.findall("flakyFailure")) == max(item.now_scored - item.now_passed, 0) \
-            or case.findall("flakyFailure")
+        expected = max(item.now_scored - item.now_passed, int(item.item_id in failing))
+        assert len(case.findall("flakyFailure")) == expected
         for el in case.findall("flakyFailure"):
-            assert el.find("stackTrace") is not None
+            assert el.find("stackTrace") is not None and "on main" in (el.get("message") or "")
     assert root.get("failures") == "0"
 
 
@@ -155,3 +159,21 @@ def test_untrusted_item_ids_are_escaped_in_the_noise_blocks() -> None:
     summary = markdown.render_summary(report)
     assert "<img" not in summary and "](http://evil)" not in summary
     assert "\x1b" not in render_text(report)
+
+
+def test_neens_report_re_renders_a_saved_result_with_noise(tmp_path: Path) -> None:
+    outcome, report = build("noise_flaky_only")
+    path = tmp_path / "neens-result.json"
+    doc = json_render.eval_document(outcome, report)  # type: ignore[arg-type]
+    path.write_text(json_render.dumps(doc), encoding="utf-8")
+
+    def neens(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "neens_action", "report", str(path), *args],
+                             capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"},
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert neens() == markdown.render_summary(report)
+    assert "<flakyFailure" in neens("--format", "junit")
+    assert "flaky items, not regressions" in neens("--format", "text")
