@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from neens_action.api.answers import ItemRow
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.build.evidence import (
     agent_failures,
@@ -15,8 +16,10 @@ from neens_action.report.build.evidence import (
 )
 
 
-def _row(item: str, **kw) -> dict:
-    return {"datasetVersionItemId": item, "input": "q", "expectedOutput": "$42.00", **kw}
+def _row(item: str, **kw) -> ItemRow:
+    """A scored row as the client decodes it from the server's answer."""
+    return ItemRow.decode({"datasetVersionItemId": item, "input": "q",
+                           "expectedOutput": "$42.00", **kw})
 
 
 def test_a_captured_trace_without_answer_text_says_so() -> None:
