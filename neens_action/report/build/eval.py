@@ -282,4 +282,6 @@ def build_eval_report(outcome: Outcome) -> Report:
         "pass-rate": "" if rate is None else f"{rate:.4f}",
         "regressions": "" if outcome.gate is None or net is None else str(net),
     }
+    if report.noise is not None:  # with repeats or history: the items held regressed
+        report.outputs["regressions"] = str(len(report.noise.regressed))
     return report

@@ -47,6 +47,8 @@ def lines(report: Report) -> list[str]:
                    + " → ".join(pct(p.pass_rate) for p in view.trend))
     if view.trend_warning:
         out.append(f"  WARNING: {clean(view.trend_warning)}")
+    if view.reps:
+        out.append("  repetitions (the server's own numbers):")
     for r in view.reps:
         gate = {True: "gate passed", False: "gate failed", None: "no gate"}[r.gate_passed]
         out.append(f"    rep {r.index}: {clean(r.run_id, 40)} {clean(r.status, 30)} "

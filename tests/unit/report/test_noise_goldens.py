@@ -177,3 +177,10 @@ def test_neens_report_re_renders_a_saved_result_with_noise(tmp_path: Path) -> No
     assert neens() == markdown.render_summary(report)
     assert "<flakyFailure" in neens("--format", "junit")
     assert "flaky items, not regressions" in neens("--format", "text")
+
+
+def test_the_regressions_output_counts_the_items_held_regressed() -> None:
+    outcome, report = build("noise_regressed")
+    assert report.outputs["regressions"] == "3"  # 5 failed in repetition 1, 3 are held
+    doc = json_render.eval_document(outcome, report)  # type: ignore[arg-type]
+    assert doc["summary"]["regressions"] == 3
