@@ -108,8 +108,7 @@ def noise_view(evidence: NoiseEvidence, failing: Iterable[str] = ()) -> NoiseVie
              for h in reversed(evidence.history)]
     held = {*v.regressed, *v.improved}
     fail_ids = [*v.regressed, *(i for i in failing if i not in held)]
-    facts = {i: history_fact(by_id[i]) for i in dict.fromkeys(fail_ids) if i in by_id
-             and by_id[i].main_runs}
+    facts = {i: history_fact(by_id[i]) for i in dict.fromkeys(fail_ids) if i in by_id}
     rules = [PolicyLine(label=r.rule, severity="block", status=r.outcome, observed=r.observed,
                         threshold=r.threshold, reason="")
              for r in evidence.decision.rules]

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from neens_action.noise import ItemRecord, NoiseRules, decide, judge
 from neens_action.noise.evidence import HistoryRun, NoiseEvidence, RepRun
-from neens_action.outcome import Outcome
-from tests.unit.report.cases import BASE, EXPECTED, _gate, _invs, _outcome, _row, _run
+from neens_action.outcome import Invocation, Outcome
+from tests.unit.report.cases import BASE, EXPECTED, PROMPTS, _gate, _outcome, _row, _run
 
 VERDICT = {"pass": ("passed", 0), "warn": ("warned", 0), "block": ("blocked", 1)}
 
@@ -38,13 +38,16 @@ def noise_outcome(recs: list[ItemRecord], *, main_rates: list[float], end: str =
     """The outcome of the first repetition (the run the report's items come from), with
     the evidence of every repetition and the history, and the verdict the flows decide."""
     k = max(len(r.reps) for r in recs)
-    rows = [_row(i, r.reps[0], _answer(i, bool(r.reps[0]))) for i, r in enumerate(recs)]
+    rows = [{**_row(i, r.reps[0], _answer(i, bool(r.reps[0]))),
+             "datasetVersionItemId": r.item_id} for i, r in enumerate(recs)]
     regs = [{"itemId": r.item_id, "before": "pass", "after": "fail"} for r in recs
             if r.history and r.history[0] and r.reps[0] is False]
     rate = sum(1 for r in recs if r.reps[0]) / len(recs)
     reasons = [f"regressions {len(regs)} > max_regressions 0"] if regs else []
     outcome = _outcome(_run(rows, status="completed_with_regressions" if regs else "completed"),
-                       _gate(not regs, rate, len(regs), reasons), invocations=_invs(len(rows)),
+                       _gate(not regs, rate, len(regs), reasons),
+                       invocations=[Invocation(r.item_id, PROMPTS[i % 4], returncode=0,
+                                               duration_s=0.5) for i, r in enumerate(recs)],
                        comparison={"regressions": regs, "baseline": BASE})
     verdict = decide(recs)
     decision = judge(verdict, rules or NoiseRules(max_regressions=0))

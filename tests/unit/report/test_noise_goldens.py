@@ -152,13 +152,17 @@ def test_a_saved_result_with_noise_re_renders_every_surface(name: str) -> None:
 
 def test_untrusted_item_ids_are_escaped_in_the_noise_blocks() -> None:
     recs = records(stable=50, flaky=6, k=3, n=5)
-    hostile = "<img src=x>@bob [x](http://evil)"
+    hostile = "<img src=x>@bob [x](http://evil)\x1b[31m"
     recs = [type(r)(hostile if r.item_id == "it_53" else r.item_id, r.history, r.reps)
             for r in recs]
     report = build_eval_report(noise_outcome(recs, main_rates=[0.95] * 5))
     summary = markdown.render_summary(report)
-    assert "<img" not in summary and "](http://evil)" not in summary
-    assert "\x1b" not in render_text(report)
+    assert report.noise is not None and hostile in {i.item_id for i in report.noise.flaky}
+    assert "<img" not in summary and "](http://evil)" not in summary and "\x1b" not in summary
+    assert "&lt;img src=x&gt;" in summary  # shown, escaped, in the flaky block
+    console = render_text(report)
+    assert "\x1b" not in console and "<img src=x>" in console
+    assert "\x1b" not in junit.render(report)
 
 
 def test_neens_report_re_renders_a_saved_result_with_noise(tmp_path: Path) -> None:
@@ -184,3 +188,29 @@ def test_the_regressions_output_counts_the_items_held_regressed() -> None:
     assert report.outputs["regressions"] == "3"  # 5 failed in repetition 1, 3 are held
     doc = json_render.eval_document(outcome, report)  # type: ignore[arg-type]
     assert doc["summary"]["regressions"] == 3
+
+
+def test_a_saved_result_with_a_malformed_noise_block_is_refused() -> None:
+    _, report = build("noise_regressed")
+    saved = json.loads(json.dumps(serial.to_json(report)))
+    saved["noise"]["flaky"] = "it_1"
+    with pytest.raises(ValueError, match=r"report\.noise\.flaky"):
+        check(saved, Report, "report")
+
+
+def test_adaptive_repeats_say_so() -> None:
+    outcome = noise_outcome(records(stable=50, flaky=6, k=3, n=5), main_rates=[0.95] * 5,
+                            adaptive=True)
+    report = build_eval_report(outcome)
+    assert report.noise is not None and report.noise.repeat == "auto"
+    assert "_adaptive repeats · history: 5 of 5 run(s) on main_" in \
+        markdown.render_summary(report)
+    assert "repeats:     auto;" in render_text(report)
+
+
+def test_a_new_item_that_fails_says_it_has_no_history() -> None:
+    recs = [*records(stable=50, flaky=0, k=3, n=5),
+            type(records(stable=1, flaky=0, k=1, n=1)[0])("it_new", (None,) * 5, (False,) * 3)]
+    report = build_eval_report(noise_outcome(recs, main_rates=[0.95] * 5))
+    assert report.noise is not None
+    assert report.noise.facts["it_new"] == "new: no history on main"
