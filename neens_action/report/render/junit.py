@@ -83,17 +83,26 @@ def _reruns(case: ET.Element, tag: str, item: NoiseItem, count: int, body: str) 
         ET.SubElement(el, "stackTrace").text = xml_text(body)
 
 
+class _Noise:
+    """The noise view by item id (looked up once per test case)."""
+
+    def __init__(self, view: NoiseView) -> None:
+        self.facts = view.facts
+        self.flaky = {i.item_id: i for i in view.flaky}
+        self.regressed = {i.item_id: i for i in view.regressed}
+
+
 def _noise_case(suite: _Suite, case: ET.Element, item: ItemVerdict, body: str,
-                noise: NoiseView) -> bool:
+                noise: _Noise) -> bool:
     """The item as a flaky pass or a held regression; False when the noise verdict has
     nothing to say about it (then it is written as without repeats)."""
-    flaky = next((i for i in noise.flaky if i.item_id == item.item_id), None)
+    flaky = noise.flaky.get(item.item_id)
     if flaky is not None:
         failed = max(flaky.now_scored - flaky.now_passed, 1 if item.state == "fail" else 0)
         _reruns(case, "flakyFailure", flaky, failed, body)
         ET.SubElement(case, "system-out").text = xml_text(body)
         return True
-    held = next((i for i in noise.regressed if i.item_id == item.item_id), None)
+    held = noise.regressed.get(item.item_id)
     if held is None:
         return False
     suite.failures += 1
@@ -104,7 +113,7 @@ def _noise_case(suite: _Suite, case: ET.Element, item: ItemVerdict, body: str,
 
 
 def _item_case(suite: _Suite, item: ItemVerdict, classname: str,
-               noise: NoiseView | None = None) -> None:
+               noise: _Noise | None = None) -> None:
     case = suite.case(item.item_id or "(no id)", classname, item.duration_s)
     score = "n/a" if item.score is None else f"{item.score:.3f}"
     details = [f"input: {item.input}", f"score: {score}"]
@@ -160,9 +169,10 @@ def build(report: Report) -> ET.Element:
         run.errors += 1
         message = report.error or "no item was scored"
         _child(case, "error", message, "run_error", f"{report.headline}\n{message}".strip())
+    noise = _Noise(report.noise) if report.noise is not None else None
     for item in report.items:
         name = item.suite or dataset_name
-        _item_case(suite_for(name), item, name, report.noise)
+        _item_case(suite_for(name), item, name, noise)
     if report.policy:
         policy = suite_for("policy")
         for line in report.policy:

@@ -127,8 +127,9 @@ def item_state(report: Report, item: ItemVerdict) -> str:
     view = report.noise
     if view is None:
         return label
-    if item.status == "regressed" and item.item_id not in {i.item_id for i in view.regressed}:
-        flaky = item.item_id in {i.item_id for i in view.flaky}
+    if item.status == "regressed" and not any(i.item_id == item.item_id
+                                              for i in view.regressed):
+        flaky = any(i.item_id == item.item_id for i in view.flaky)
         label = FLAKY_LABEL if flaky else STATE_LABEL["fail"]
     fact = view.facts.get(item.item_id)
     return label + (f"<br>_{md_cell(fact)}_" if fact else "")

@@ -62,7 +62,7 @@ def state(report: Report, item_id: str, status: str, label: str) -> str:
     view = report.noise
     if view is None:
         return label
-    if status == "regressed" and item_id not in {i.item_id for i in view.regressed}:
-        label = "flaky" if item_id in {i.item_id for i in view.flaky} else "failing"
+    if status == "regressed" and not any(i.item_id == item_id for i in view.regressed):
+        label = "flaky" if any(i.item_id == item_id for i in view.flaky) else "failing"
     fact = view.facts.get(item_id)
     return label + (f" ({clean(fact)})" if fact else "")
