@@ -127,9 +127,9 @@ def noise_view(evidence: NoiseEvidence, failing: Iterable[str] = ()) -> NoiseVie
 
 
 HEADLINE = {  # (build verdict, noise gate) -> the headline, when the two agree
-    ("passed", "pass"): "Passed: {what} beyond the noise of repeats and main's history.",
+    ("passed", "pass"): "Passed: {what} beyond the noise of {evidence}.",
     ("warned", "warn"): "Passed with a warning: the noise-aware verdict is inconclusive.",
-    ("blocked", "block"): "Blocked: {what} beyond the noise of repeats and main's history.",
+    ("blocked", "block"): "Blocked: {what} beyond the noise of {evidence}.",
 }
 
 
@@ -162,12 +162,15 @@ def attach_noise(report: Report, evidence: NoiseEvidence) -> None:
     report.header = [(label, rate if label == "pass rate" else
                       _regressions(view, value) if label == "regressions" else value)
                      for label, value in report.header]
-    report.facts = [(label, _regressions(view, value) if label == "regressions" else value)
+    report.facts = [(label, _regressions(view, value) if label == "regressions" else
+                     f"{value}  (noise-aware gate: {view.gate})" if label == "gate" else value)
                     for label, value in report.facts]
     report.reasons = [r for r in report.reasons if "regression" not in r.lower()]
     headline = HEADLINE.get((report.verdict, view.gate))
     if headline and not report.error:
-        report.headline = headline.format(what=_what(view))
+        evidence = ("main's history" if view.repeat == "1" else
+                    "repeats and main's history")
+        report.headline = headline.format(what=_what(view), evidence=evidence)
     if view.outcome == RunOutcome.INCONCLUSIVE.value:  # the why is in the verdict line
         report.caveats.append("Inconclusive is not a pass: this run could not tell a "
                               "regression from noise. More repetitions or history runs "
