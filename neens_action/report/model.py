@@ -115,6 +115,8 @@ class Report:
     # was made (platform, job URL...), so a saved result re-renders without a CI environment
     links: dict[str, str] = field(default_factory=dict)
     context: dict[str, str] = field(default_factory=dict)
+    # repeats and history (None without them: every output stays as it was)
+    noise: NoiseView | None = None
 
     @property
     def failed_items(self) -> list[ItemVerdict]:
@@ -130,3 +132,63 @@ class Report:
         if self.items_not_passing is None:
             return len(self.failed_items)
         return self.items_not_passing
+
+
+@dataclass
+class NoiseItem:
+    """One item as the noise-aware verdict sees it: this run's repetitions and main's runs."""
+
+    item_id: str
+    now_passed: int
+    now_scored: int
+    main_passed: int
+    main_runs: int
+    item_class: str  # stable pass | flaky | stable fail | new | unscored
+    fact: str  # "flaky on main: passed 3 of the last 5"
+
+
+@dataclass
+class TrendPoint:
+    """One run of the default branch's history (the trend, oldest first)."""
+
+    run_id: str
+    version_label: str
+    pass_rate: float | None
+
+
+@dataclass
+class RepLine:
+    """One repetition's own numbers, as the server scored and gated it."""
+
+    index: int
+    run_id: str
+    status: str
+    pass_rate: float | None
+    gate_passed: bool | None
+    items_replayed: int
+
+
+@dataclass
+class NoiseView:
+    """Repeats and the default branch's history, as every surface shows them (raw text)."""
+
+    outcome: str  # regressed | improved | no change | inconclusive
+    gate: str  # pass | warn | block (the noise-aware rules)
+    line: str  # "no change: pass rate 92.1 % ± 1.9 pp vs main 92.4 % over 5 runs; ..."
+    repeat: str  # "3" or "auto"
+    history_found: int
+    history_requested: int
+    history_end: str
+    pass_rate: float
+    low: float
+    high: float
+    main: float | None
+    detectable_drop: float | None  # pp
+    regressed: list[NoiseItem] = field(default_factory=list)
+    improved: list[NoiseItem] = field(default_factory=list)
+    flaky: list[NoiseItem] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)  # failing item -> its history fact
+    rules: list[PolicyLine] = field(default_factory=list)  # rule, observed, threshold, outcome
+    trend: list[TrendPoint] = field(default_factory=list)  # oldest first
+    trend_warning: str = ""
+    reps: list[RepLine] = field(default_factory=list)

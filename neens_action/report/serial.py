@@ -15,19 +15,40 @@ from neens_action.report.model import (
     Chart,
     ItemVerdict,
     JudgeScore,
+    NoiseItem,
+    NoiseView,
     PolicyLine,
+    RepLine,
     Report,
     Table,
+    TrendPoint,
 )
 
 REPORT_FORMAT = 1
+NOISE_FORMAT = 2  # a report that carries ``noise`` (repeats or history); else 1, unchanged
 
 
 def to_json(report: Report) -> dict[str, Any]:
     doc = asdict(report)
     doc["facts"] = [list(f) for f in report.facts]
     doc["header"] = [list(h) for h in report.header]
-    return {"format": REPORT_FORMAT, **doc}
+    if report.noise is None:
+        del doc["noise"]  # without repeats or history the document is today's, byte for byte
+        return {"format": REPORT_FORMAT, **doc}
+    return {"format": NOISE_FORMAT, **doc}
+
+
+def _noise(data: Any) -> NoiseView | None:
+    if not isinstance(data, dict):
+        return None
+    values = _known(NoiseView, data)
+    for key in ("regressed", "improved", "flaky"):
+        values[key] = [NoiseItem(**_known(NoiseItem, i)) for i in data.get(key) or []]
+    values["rules"] = [PolicyLine(**_known(PolicyLine, p)) for p in data.get("rules") or []]
+    values["trend"] = [TrendPoint(**_known(TrendPoint, t)) for t in data.get("trend") or []]
+    values["reps"] = [RepLine(**_known(RepLine, r)) for r in data.get("reps") or []]
+    values["facts"] = {str(k): str(v) for k, v in (data.get("facts") or {}).items()}
+    return NoiseView(**values)
 
 
 def _pairs(value: Any) -> list[tuple[str, str]]:
@@ -58,4 +79,5 @@ def from_json(doc: dict[str, Any]) -> Report:
     values["charts"] = [Chart(**_known(Chart, c)) for c in doc.get("charts") or []]
     values["agent_failures"] = [AgentFailure(**_known(AgentFailure, a))
                                 for a in doc.get("agent_failures") or []]
+    values["noise"] = _noise(doc.get("noise"))
     return Report(**values)

@@ -270,6 +270,10 @@ def build_eval_report(outcome: Outcome) -> Report:
     report.items = items
     if digest is not None:
         report.items_total, report.items_not_passing = digest.total, digest.not_passing
+    if outcome.noise is not None:
+        from neens_action.report.build.noise import attach_noise
+
+        attach_noise(report, outcome.noise)
     rate = pass_rate(outcome)
     report.outputs = {
         "exit-code": str(code),
@@ -278,4 +282,6 @@ def build_eval_report(outcome: Outcome) -> Report:
         "pass-rate": "" if rate is None else f"{rate:.4f}",
         "regressions": "" if outcome.gate is None or net is None else str(net),
     }
+    if report.noise is not None:  # with repeats or history: the items held regressed
+        report.outputs["regressions"] = str(len(report.noise.regressed))
     return report

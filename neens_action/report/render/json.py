@@ -24,10 +24,18 @@ Shape, version ``"format": 2`` (keys of ``eval run --json``, extras marked *)::
       "warnings": ["…"],                *
       "items": [{"itemId", "returncode", "durationS", "timedOut", "error",
                  "state", "score"}]     eval run only (state/score* from the scored run)
+      "noise": {…}                      * only with repeats or history (format 3): the
+                                          noise-aware verdict (outcome, gate, line, pass
+                                          rate and interval, regressed / improved / flaky
+                                          items with k/K now and n/N on main, history
+                                          facts, rules, main's trend, each repetition)
       "report": {…}                     * the whole Report (report/serial.py): every
                                           renderer's input, CI context and links included,
                                           so ``neens report`` re-renders it (format 2)
     }
+
+A document with ``noise`` is format 3 (and its ``report`` format 2); without repeats or
+history (K = 1, N = 1) the document is format 2, unchanged.
 
 The document never contains the API key or the agents' captured output.
 """
@@ -45,6 +53,7 @@ from neens_action.report import serial
 from neens_action.report.model import Report
 
 FORMAT = 2  # 2: adds ``report`` (the rendered surfaces' input)
+NOISE_FORMAT = 3  # 3: adds ``noise``; only documents that carry it (repeats or history)
 
 
 def jsonable(value: Any) -> Any:
@@ -118,7 +127,11 @@ def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
                 "score": verdict.score if verdict else None,
             })
         doc["items"] = items
-    doc["report"] = serial.to_json(report)
+    saved = serial.to_json(report)
+    if report.noise is not None:
+        doc["format"] = NOISE_FORMAT
+        doc["noise"] = saved["noise"]
+    doc["report"] = saved
     return jsonable(doc)
 
 

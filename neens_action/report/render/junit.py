@@ -6,7 +6,10 @@ Layout (the common "Jenkins/GitLab" JUnit dialect):
   (``ItemVerdict.suite``), and one named ``policy`` for gate-as-code rules;
 - one ``<testcase>`` per golden item: a pass is empty, a failing item carries ``<failure>``
   with its score and reason, an unscored item carries ``<error>``;
-- a run error adds a ``run`` test case with ``<error>`` so measuring nothing never looks green.
+- a run error adds a ``run`` test case with ``<error>`` so measuring nothing never looks green;
+- with repeats (``Report.noise``), Maven Surefire's rerun dialect: a flaky item is a passing
+  test case with one ``<flakyFailure>`` per failed repetition, an item held regressed a
+  ``<failure>`` followed by one ``<rerunFailure>`` per further failed repetition.
 
 ElementTree does the escaping; characters XML 1.0 cannot carry at all are dropped first.
 """
@@ -19,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from neens_action.redact import redact
-from neens_action.report.model import ItemVerdict, PolicyLine, Report
+from neens_action.report.model import ItemVerdict, NoiseItem, NoiseView, PolicyLine, Report
 from neens_action.text import excerpt, xml_text
 
 MESSAGE_CHARS = 500  # attribute messages stay short; the full text goes in the element body
@@ -70,7 +73,47 @@ def _child(parent: ET.Element, tag: str, message: str, kind: str, body: str) -> 
     el.text = xml_text(body)
 
 
-def _item_case(suite: _Suite, item: ItemVerdict, classname: str) -> None:
+def _reruns(case: ET.Element, tag: str, item: NoiseItem, count: int, body: str) -> None:
+    """``count`` Surefire rerun elements (``flakyFailure`` / ``rerunFailure``)."""
+    message = (f"{item.now_scored - item.now_passed} of {item.now_scored} repetition(s) "
+               f"failed; {item.main_passed}/{item.main_runs} passed on main ({item.fact})")
+    for _ in range(count):
+        el = ET.SubElement(case, tag, {"message": xml_text(excerpt(message, MESSAGE_CHARS)),
+                                       "type": "fail"})
+        ET.SubElement(el, "stackTrace").text = xml_text(body)
+
+
+class _Noise:
+    """The noise view by item id (looked up once per test case)."""
+
+    def __init__(self, view: NoiseView) -> None:
+        self.facts = view.facts
+        self.flaky = {i.item_id: i for i in view.flaky}
+        self.regressed = {i.item_id: i for i in view.regressed}
+
+
+def _noise_case(suite: _Suite, case: ET.Element, item: ItemVerdict, body: str,
+                noise: _Noise) -> bool:
+    """The item as a flaky pass or a held regression; False when the noise verdict has
+    nothing to say about it (then it is written as without repeats)."""
+    flaky = noise.flaky.get(item.item_id)
+    if flaky is not None:
+        failed = max(flaky.now_scored - flaky.now_passed, 1 if item.state == "fail" else 0)
+        _reruns(case, "flakyFailure", flaky, failed, body)
+        ET.SubElement(case, "system-out").text = xml_text(body)
+        return True
+    held = noise.regressed.get(item.item_id)
+    if held is None:
+        return False
+    suite.failures += 1
+    _child(case, "failure", f"regressed: {held.now_passed}/{held.now_scored} now vs "
+           f"{held.main_passed}/{held.main_runs} on main", "regressed", body)
+    _reruns(case, "rerunFailure", held, max(held.now_scored - held.now_passed - 1, 0), body)
+    return True
+
+
+def _item_case(suite: _Suite, item: ItemVerdict, classname: str,
+               noise: _Noise | None = None) -> None:
     case = suite.case(item.item_id or "(no id)", classname, item.duration_s)
     score = "n/a" if item.score is None else f"{item.score:.3f}"
     details = [f"input: {item.input}", f"score: {score}"]
@@ -78,7 +121,12 @@ def _item_case(suite: _Suite, item: ItemVerdict, classname: str) -> None:
         details.append(f"strategy: {item.strategy}")
     if item.reason:
         details.append(f"reason: {item.reason}")
+    fact = noise.facts.get(item.item_id) if noise is not None else None
+    if fact:
+        details.append(f"history: {fact}")
     body = "\n".join(details)
+    if noise is not None and _noise_case(suite, case, item, body, noise):
+        return
     if item.state == "pass":
         ET.SubElement(case, "system-out").text = xml_text(body)
     elif item.state == "fail":
@@ -121,9 +169,10 @@ def build(report: Report) -> ET.Element:
         run.errors += 1
         message = report.error or "no item was scored"
         _child(case, "error", message, "run_error", f"{report.headline}\n{message}".strip())
+    noise = _Noise(report.noise) if report.noise is not None else None
     for item in report.items:
         name = item.suite or dataset_name
-        _item_case(suite_for(name), item, name)
+        _item_case(suite_for(name), item, name, noise)
     if report.policy:
         policy = suite_for("policy")
         for line in report.policy:

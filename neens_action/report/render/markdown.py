@@ -8,9 +8,12 @@ never inside a character) with a visible note when they do not fit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from neens_action import __version__
-from neens_action.report.model import Report
+from neens_action.report.model import ItemVerdict, Report
 from neens_action.report.render import md_parts as parts
+from neens_action.report.render import noise_md
 from neens_action.text import md_cell, md_link, md_text, truncate_bytes, truncate_chars
 
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: $GITHUB_STEP_SUMMARY, per step
@@ -84,15 +87,28 @@ def more_url(report: Report) -> str:
     return report.links.get("summary") or report.context.get("job_url", "")
 
 
+def _state(report: Report) -> Callable[[ItemVerdict], str] | None:
+    """With noise, a failing item's state says what the noise verdict made of it."""
+    if report.noise is None:
+        return None
+    return lambda item: noise_md.item_state(report, item)
+
+
 def _sections(report: Report, *, max_rows: int) -> list[list[str]]:
     sections = [
         *_top(report),
+        noise_md.verdict(report),
         parts.alerts(report),
         parts.agent_failures(report, tails=3),
-        parts.items(report, max_rows, chars=INPUT_CHARS),
+        noise_md.held(report, max_rows),
+        parts.items(report, max_rows, chars=INPUT_CHARS, state=_state(report)),
+        noise_md.flaky(report, max_rows),
         parts.reasons(report),
         parts.policy(report.policy),
+        noise_md.rules(report),
         *(parts.table(t) for t in report.tables),
+        noise_md.trend(report),
+        noise_md.reps(report),
         *(parts.chart(c) for c in report.charts),
     ]
     return [s for s in sections if any(line for line in s)]
@@ -103,10 +119,16 @@ def _comment_sections(report: Report, url: str) -> list[list[str]]:
     policy rules, and a link to the full summary for the rest."""
     sections = [
         *_top(report),
+        noise_md.verdict(report),
         parts.alerts(report),
         parts.agent_failures(report, tails=1),
-        parts.items(report, COMMENT_ITEM_ROWS, chars=COMMENT_CHARS, more_url=url),
+        noise_md.held(report, COMMENT_ITEM_ROWS),
+        parts.items(report, COMMENT_ITEM_ROWS, chars=COMMENT_CHARS, more_url=url,
+                    state=_state(report)),
+        noise_md.flaky(report, COMMENT_ITEM_ROWS),
         parts.policy(report.policy, compact=True),
+        noise_md.trend(report),
+        noise_md.reps(report),
         *(parts.table(t) for t in report.tables if report.kind != "eval"),
         *(parts.chart(c) for c in report.charts),
     ]

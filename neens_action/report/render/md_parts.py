@@ -10,6 +10,7 @@ job) are links.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from neens_action.report.fmt import readable_reason
 from neens_action.report.fmt import score as fmt_score
@@ -151,9 +152,11 @@ def _item_cell(item: ItemVerdict) -> str:
     return md_link(item.item_id, item.link) if item.link else md_cell(item.item_id, 60)
 
 
-def items(report: Report, max_rows: int, *, chars: int, more_url: str = "") -> list[str]:
+def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
+          state: Callable[[ItemVerdict], str] | None = None) -> list[str]:
     """Failing items first (regressions, then agent failures, then the rest), one row each
-    with the evidence: state, baseline -> score, judges, expected, the agent's answer."""
+    with the evidence: state (``state`` says it, else the item's status), baseline -> score,
+    judges, expected, the agent's answer."""
     failed, count = report.failed_items, report.not_passing_count
     if not failed:
         return []
@@ -172,7 +175,8 @@ def items(report: Report, max_rows: int, *, chars: int, more_url: str = "") -> l
             evidence += f"<br>_{md_cell(item.reason, chars)}_"
         cells = [_item_cell(item), *([md_cell(item.suite or "dataset", 60)] if with_suite
                                      else []),
-                 STATE_LABEL.get(item.status, md_cell(item.state)), _score(item), _judges(item),
+                 state(item) if state else STATE_LABEL.get(item.status, md_cell(item.state)),
+                 _score(item), _judges(item),
                  md_cell(item.input, chars), md_cell(item.expected, chars), evidence]
         out.append("| " + " | ".join(cells) + " |")
     hidden = count - min(len(failed), max_rows)

@@ -6,23 +6,15 @@ characters, so it can neither break the layout nor smuggle terminal escape seque
 
 from __future__ import annotations
 
-import re
-
 from neens_action.items import SHOWN_ITEMS
 from neens_action.report.model import Report, Table
+from neens_action.report.render import noise_text
+from neens_action.report.render.plain import clean
 
 RULE = "=" * 60
 LABEL_WIDTH = 13
 MAX_FAILED = SHOWN_ITEMS  # the digest of a console-only run keeps that many
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def clean(text: object, limit: int | None = None) -> str:
-    """One line, no control characters, at most ``limit`` characters (with an ellipsis)."""
-    s = _CONTROL.sub(" ", str(text)).strip()
-    if limit is not None and len(s) > limit:
-        s = s[: max(0, limit - 1)] + "…"
-    return s
+__all__ = ["clean", "render", "render_table"]
 
 
 def render_table(table: Table, indent: str = "    ") -> list[str]:
@@ -57,6 +49,7 @@ def _items(report: Report) -> list[str]:
         score = f"  score {it.score:.2f}" if it.score is not None else ""
         state = STATUS.get(it.status, it.state)
         reason = f" — {clean(it.reason, 120)}" if it.reason else ""
+        state = noise_text.state(report, it.item_id, it.status, state)
         lines.append(f"    ✗ {clean(it.item_id, 40)}  {state}{score}  "
                      f"\"{clean(it.input, 60)}\"{reason}")
         if it.expected and it.status != "agent_failed":
@@ -106,6 +99,7 @@ def render(report: Report) -> str:
             fails = sum(1 for p in report.policy if p.status == "fail")
             warns = sum(1 for p in report.policy if p.status == "warn")
             lines.append(_fact("policy", f"{fails} blocking failure(s), {warns} warning(s)"))
+        lines += noise_text.lines(report)
         lines += _items(report)
         lines += _agent_failures(report)
         lines.append(_fact("verdict", f"{report.verdict} (exit {report.exit_code})"))
