@@ -97,7 +97,10 @@ class Suite:
                 "--create", "--dataset", dataset, "--version-label", self.label(who),
                 "--concurrency", str(c), "--", *agent]
         result = measure(who, argv, sb.env(**env))
-        if result.exit_code not in (0, 1):
+        # ``cat`` exports no trace: nothing is scored, which our runner calls a run error
+        # (exit 2: a measurement of nothing is never a pass); its overhead is what is timed
+        allowed = (0, 1, 2) if agent == ["cat"] and who == "ours" else (0, 1)
+        if result.exit_code not in allowed:
             self.failures.append(f"{who} {dataset} c={c} exited {result.exit_code}:\n"
                                  f"{result.tail}")
         return result
