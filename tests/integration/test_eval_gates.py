@@ -137,7 +137,7 @@ def test_paused_gate_without_data_is_reported_not_enforced(gates_sandbox):
 def test_nothing_scored_at_all_is_never_a_pass(gates_sandbox):
     proc = gates_run(gates_sandbox, "--gates", "gate-policy", "--version-label", "cand-p3",
                      AGENT_MODE="good", AGENT_SILENT_RE="(?i)policy")
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 2, proc.stderr  # nothing measured: a run error, never a pass
     assert "no item was scored" in proc.stderr
 
 

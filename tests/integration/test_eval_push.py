@@ -172,7 +172,7 @@ def test_usage_errors_exit_2_without_a_request(tmp_path: Path,
             ([*PUSH, *LOCAL, "--version-label", "v", "--gate-policy", str(bad_policy)],
              "rules[0].cost.max_avg: unknown key"),
             ([*PUSH, *LOCAL, "--version-label", "v", "--min-avg-score", "7"],
-             "--min-avg-score: expected a number between 0 and 1, got the number 7"),
+             "--min-avg-score must be at most 1, got 7"),
         ]
         for args, message in cases:
             proc = run_cli(args, sb.agent_env())

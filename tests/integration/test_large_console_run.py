@@ -41,7 +41,7 @@ def test_console_and_json_runs_replay_and_count_every_item(tmp_path):
     finally:
         sb.stop()
     for proc in (console, as_json):
-        assert proc.returncode == 1, proc.stderr  # nothing was scored: never a pass
+        assert proc.returncode == 2, proc.stderr  # nothing was scored: a run error, never a pass
         assert "Traceback" not in proc.stderr and KEY not in proc.stdout + proc.stderr
         assert f"Command finished for {ITEMS}/{ITEMS} item(s) with rc=0" in proc.stderr
         assert f"  items not passing ({ITEMS} of {ITEMS}):" in proc.stderr
