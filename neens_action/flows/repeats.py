@@ -27,6 +27,7 @@ from neens_action.api.answers import Run
 from neens_action.flows import history as history_flow
 from neens_action.flows.interrupt import cancel_created_run
 from neens_action.flows.runs import (
+    agents_phrase,
     collect_verdict,
     create_run,
     fetch_items,
@@ -77,7 +78,9 @@ def cancel_reps(client: NeensClient, reps: list[Outcome], world: World) -> None:
 
 def _replay(items: list[FrozenItem], rep: Outcome, settings: EvalRunSettings, *, world: World,
             label: str, index: int, total: int | str) -> None:
-    world.log(f"Repetition {index}/{total}: running {len(items)} item(s) for run {rep.run_id}")
+    how = agents_phrase(settings.concurrency, settings.workers)
+    world.log(f"Repetition {index}/{total}: running {len(items)} item(s) with {how} for run "
+              f"{rep.run_id} (version={label!r})")
     replay_items(items, rep, settings, world=world, label=label, keep_ok=index == 1)
 
 
@@ -144,7 +147,8 @@ def run_repeats(client: NeensClient, outcome: Outcome, settings: EvalRunSettings
             _replay([(key, by_id[key]) for key in again], rep, settings, world=world,
                     label=label, index=index, total=total)
             replayed.append(len(again))
-            maps.append(_score(client, rep, settings, world=world))
+            scored = _score(client, rep, settings, world=world)
+            maps.append({key: scored[key] for key in again if key in scored})
     collect_verdict(client, outcome, world=world, policy=policy)
     for rep in reps[1:]:
         if not rep.error:
