@@ -44,6 +44,11 @@ def test_six_items_k2_n2_is_inconclusive_warn_by_default_block_on_request(sandbo
     first = sandbox.get(f"/preprod-evals/{doc['runId']}").json()
     assert run2["datasetVersionId"] == first["datasetVersionId"]
     assert first["branch"] == "feat" and run2.get("branch") is None
+    # the build verdict reported to Neens carries the noise rules
+    rules = {r["rule"]: r for r in first["ciResult"]["rules"]}
+    assert rules["noise:noise verdict"]["outcome"] == "inconclusive"
+    assert rules["noise:max-regressions"]["threshold"] == "0"
+    assert first["ciResult"]["verdict"] == "warned"
     block = cli(sandbox, [*args[:-len(NOISY) - 1], "--on-inconclusive", "block", "--",
                           *NOISY], NOISE_FLAKY="7", NOISE_SEED="pr")
     assert block.returncode == 1, block.stderr

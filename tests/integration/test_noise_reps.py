@@ -57,7 +57,7 @@ def _main_runs(sandbox, count: int) -> list[str]:
     return ids
 
 
-def _pr(sandbox, monkeypatch, **env: str):
+def _pr(sandbox, monkeypatch, repeat: str = "3", **env: str):
     """The PR's eval, in process (the outcome is read), agents as real processes."""
     environ = sandbox.agent_env(NOISE_FLAKY=FLAKY, **env)
     for key, value in environ.items():
@@ -65,7 +65,7 @@ def _pr(sandbox, monkeypatch, **env: str):
     world = World(environ=environ)
     settings = EvalRunSettings.from_flags(dict(
         create=True, dataset="ds_orders", version_label="pr", branch="feat",
-        baseline="branch:main", repeat="3", baseline_runs=3, max_regressions=0,
+        baseline="branch:main", repeat=repeat, baseline_runs=3, max_regressions=0,
         concurrency=4, poll_interval=1.0, command=NOISY), environ)
     settings.validate()
     outcome = run_pull(settings, client=make_client(settings), world=world)
@@ -91,6 +91,21 @@ def test_aa_pr_with_flaky_items_passes_and_a_real_regression_is_blocked_and_name
     assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
     rules = {r.rule: r for r in bad.noise.decision.rules}
     assert rules["max-regressions"].observed == "5" and rules["max-regressions"].outcome == "fail"
+
+
+def test_auto_replays_only_the_items_in_doubt_and_still_names_the_regression(
+        sandbox, monkeypatch):
+    _main_runs(sandbox, 3)
+    bad, (code, verdict) = _pr(sandbox, monkeypatch, repeat="auto", NOISE_SEED="auto",
+                               NOISE_BROKEN=BROKEN)
+    assert bad.error is None and bad.noise is not None and bad.noise.repeat == "auto"
+    reps = bad.noise.reps
+    assert reps[0].items_replayed == len(ORDERS) and len(reps) >= 2
+    assert all(r.items_replayed < len(ORDERS) for r in reps[1:]), reps
+    assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
+    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
+    later = sandbox.get(f"/preprod-evals/{reps[1].run_id}").json()
+    assert later["completed"] == reps[1].items_replayed  # the others: no trace captured
 
 
 def test_repeats_with_workers(sandbox):
