@@ -20,6 +20,7 @@ The main outcome is rep 1's (its run, gate, comparison); the others are summaris
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +86,7 @@ def _replay(items: list[FrozenItem], rep: Outcome, settings: EvalRunSettings, *,
 
 
 def _score(client: NeensClient, rep: Outcome, settings: EvalRunSettings, *,
-           world: World) -> dict[str, bool]:
+           world: World, first: Outcome) -> dict[str, bool]:
     rep.started = True
     rep.run = start_and_wait(client, rep.run_id, world=world, interval=settings.poll_interval,
                              timeout=settings.poll_timeout)
@@ -93,7 +94,10 @@ def _score(client: NeensClient, rep: Outcome, settings: EvalRunSettings, *,
     if rep.run.status == "failed":
         rep.error = f"run {rep.run_id} ended with status 'failed'" + (
             f": {rep.run.error}" if rep.run.error else "")
-    return history_flow.verdicts_of(rep.run)
+    verdicts = history_flow.verdicts_of(rep.run)
+    if rep is not first:  # only rep 1's rows go to the report: keep item id -> passed
+        rep.run = dataclasses.replace(rep.run, items=None)
+    return verdicts
 
 
 def run_repeats(client: NeensClient, outcome: Outcome, settings: EvalRunSettings,
@@ -113,50 +117,49 @@ def run_repeats(client: NeensClient, outcome: Outcome, settings: EvalRunSettings
     first = create_run(client, rep_body(body, 1, total), world=world, outcome=outcome)
     version = first.dataset_version_id
     maps: list[dict[str, bool]] = []
-    with fetch_items(client, outcome.run_id) as spool:
-        items = [spool[i] for i in range(len(spool))]
-    warn_otlp(world, client.base_url, outcome)
-    if not plan.adaptive:  # K runs exist before the first replay: interleaved by rep
-        for index in range(2, plan.repeats + 1):
-            reps.append(_create(client, body, index, total, version, world))
-        for index, rep in enumerate(reps, 1):
-            _replay(items, rep, settings, world=world, label=label, index=index, total=total)
+    with fetch_items(client, outcome.run_id) as items:  # spooled: memory flat in items
+        warn_otlp(world, client.base_url, outcome)
+        if not plan.adaptive:  # K runs exist before the first replay: interleaved by rep
+            for index in range(2, plan.repeats + 1):
+                reps.append(_create(client, body, index, total, version, world))
+            for index, rep in enumerate(reps, 1):
+                _replay(items, rep, settings, world=world, label=label, index=index, total=total)
+                replayed.append(len(items))
+            for rep in reps:
+                maps.append(_score(client, rep, settings, world=world, first=outcome))
+        else:
+            _replay(items, outcome, settings, world=world, label=label, index=1, total=total)
             replayed.append(len(items))
-        for rep in reps:
-            maps.append(_score(client, rep, settings, world=world))
-    else:
-        _replay(items, outcome, settings, world=world, label=label, index=1, total=total)
-        replayed.append(len(items))
-        maps.append(_score(client, outcome, settings, world=world))
-    if outcome.error:
-        return
-    hist = history_flow.follow(client, first, plan.history,
-                               exclude=frozenset(r.run_id for r in reps))
-    world.log(f"History: {len(hist.runs)} run(s) of the default branch"
-              + (f" ({hist.end})" if hist.end else ""))
-    if plan.adaptive:
-        by_id = dict(items)
-        while len(maps) < plan.repeats:
-            again = [key for key in _pending(records_from(hist.verdicts, maps), plan.repeats)
-                     if key in by_id]
-            if not again:
-                break
-            index = len(maps) + 1
-            rep = _create(client, body, index, total, version, world)
-            reps.append(rep)
-            _replay([(key, by_id[key]) for key in again], rep, settings, world=world,
-                    label=label, index=index, total=total)
-            replayed.append(len(again))
-            scored = _score(client, rep, settings, world=world)
-            maps.append({key: scored[key] for key in again if key in scored})
-    collect_verdict(client, outcome, world=world, policy=policy)
-    for rep in reps[1:]:
-        if not rep.error:
-            rep.gate = client.get_gate(rep.run_id)
-    outcome.noise = evidence(settings, total, reps, replayed, hist, maps)
-    for rep in reps[1:]:
-        if rep.error and not outcome.error:
-            outcome.error = rep.error
+            maps.append(_score(client, outcome, settings, world=world, first=outcome))
+        if outcome.error:
+            return
+        hist = history_flow.follow(client, first, plan.history,
+                                   exclude=frozenset(r.run_id for r in reps))
+        world.log(f"History: {len(hist.runs)} run(s) of the default branch"
+                  + (f" ({hist.end})" if hist.end else ""))
+        if plan.adaptive:
+            at = {items[i][0]: i for i in range(len(items))}
+            while len(maps) < plan.repeats:
+                again = [key for key in _pending(records_from(hist.verdicts, maps), plan.repeats)
+                         if key in at]
+                if not again:
+                    break
+                index = len(maps) + 1
+                rep = _create(client, body, index, total, version, world)
+                reps.append(rep)
+                _replay([items[at[key]] for key in again], rep, settings, world=world,
+                        label=label, index=index, total=total)
+                replayed.append(len(again))
+                scored = _score(client, rep, settings, world=world, first=outcome)
+                maps.append({key: scored[key] for key in again if key in scored})
+        collect_verdict(client, outcome, world=world, policy=policy)
+        for rep in reps[1:]:
+            if not rep.error:
+                rep.gate = client.get_gate(rep.run_id)
+        outcome.noise = evidence(settings, total, reps, replayed, hist, maps)
+        for rep in reps[1:]:
+            if rep.error and not outcome.error:
+                outcome.error = rep.error
 
 
 def evidence(settings: EvalRunSettings, total: int | str, reps: list[Outcome],
