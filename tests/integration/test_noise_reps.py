@@ -57,7 +57,7 @@ def _main_runs(sandbox, count: int) -> list[str]:
     return ids
 
 
-def _pr(sandbox, monkeypatch, repeat: str = "3", **env: str):
+def _pr(sandbox, monkeypatch, repeat: str = "3", runs: int = 3, **env: str):
     """The PR's eval, in process (the outcome is read), agents as real processes."""
     environ = sandbox.agent_env(NOISE_FLAKY=FLAKY, **env)
     for key, value in environ.items():
@@ -65,7 +65,7 @@ def _pr(sandbox, monkeypatch, repeat: str = "3", **env: str):
     world = World(environ=environ)
     settings = EvalRunSettings.from_flags(dict(
         create=True, dataset="ds_orders", version_label="pr", branch="feat",
-        baseline="branch:main", repeat=repeat, baseline_runs=3, max_regressions=0,
+        baseline="branch:main", repeat=repeat, baseline_runs=runs, max_regressions=0,
         concurrency=4, poll_interval=1.0, command=NOISY), environ)
     settings.validate()
     outcome = run_pull(settings, client=make_client(settings), world=world)
@@ -106,6 +106,33 @@ def test_auto_replays_only_the_items_in_doubt_and_still_names_the_regression(
     assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
     later = sandbox.get(f"/preprod-evals/{reps[1].run_id}").json()
     assert later["completed"] == reps[1].items_replayed  # the others: no trace captured
+
+
+def test_one_replay_with_history_names_the_regression_and_tells_flaky_items(
+        sandbox, monkeypatch):
+    from neens_action.noise import history_fact
+
+    _main_runs(sandbox, 3)
+    bad, (code, verdict) = _pr(sandbox, monkeypatch, repeat="1", NOISE_SEED="k1",
+                               NOISE_BROKEN=BROKEN)
+    assert bad.noise is not None and len(bad.noise.reps) == 1 and len(bad.noise.history) == 3
+    assert bad.noise.history_end == ""
+    assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
+    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
+    facts = {r.item_id: history_fact(r) for r in bad.noise.records}
+    assert facts["o_11"] == "stable on main: passed 3 of the last 3"
+
+
+def test_chaos_reaches_the_fault_free_verdict(tmp_path, monkeypatch):
+    sb = start_sandbox(tmp_path, seed=_seed(tmp_path / "seed.yaml"), extra=["--chaos", "0.2"])
+    try:
+        _main_runs(sb, 3)
+        bad, (code, verdict) = _pr(sb, monkeypatch, NOISE_SEED="chaos", NOISE_BROKEN=BROKEN)
+    finally:
+        sb.stop()
+    assert bad.error is None and bad.noise is not None, bad.error
+    assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
+    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
 
 
 def test_repeats_with_workers(sandbox):
