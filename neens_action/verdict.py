@@ -97,6 +97,11 @@ def decide(outcome: Outcome) -> Verdict:
         return EXIT_ERROR, "errored"
     blocked, warned = policy_flags(outcome.policy_eval)
     failed = gate_passed(outcome) is not True or blocked
+    if outcome.noise is not None:  # repeats / history: the noise-aware decision joins in
+        noisy = outcome.noise.decision.outcome
+        failed = failed or noisy == "block" or any(
+            rep.gate_passed is False for rep in outcome.noise.reps)
+        warned = warned or noisy == "warn"
     if failed and outcome.enforced:
         return EXIT_FAILED, "blocked"
     if warned or outcome.gate.guardrail_warnings:
@@ -217,6 +222,16 @@ def rule_entries(policy_eval: PolicyEval | None) -> list[dict[str, Any]]:
     return [r.to_ci_rule() for r in policy_results(policy_eval)]
 
 
+def noise_rule_entries(outcome: Outcome) -> list[dict[str, Any]]:
+    """The noise-aware rules (observed, threshold, outcome) as ci-result ``rules[]`` entries;
+    [] without repeats or history."""
+    if outcome.noise is None:
+        return []
+    return [{"rule": f"noise:{r.rule}", "observed": r.observed, "threshold": r.threshold,
+             "severity": "block", "outcome": r.outcome, "message": ""}
+            for r in outcome.noise.decision.rules]
+
+
 def ci_result_payload(outcome: Outcome) -> dict[str, Any]:
     """The ci-result body for an outcome whose verdict has been decided."""
     if outcome.build_verdict is None:
@@ -228,7 +243,7 @@ def ci_result_payload(outcome: Outcome) -> dict[str, Any]:
         "exit_code": code,
         "enforced": bool(outcome.enforced),
         "gate_passed": gate_passed(outcome),
-        "rules": rule_entries(outcome.policy_eval),
+        "rules": rule_entries(outcome.policy_eval) + noise_rule_entries(outcome),
         "policy": outcome.policy_identity,
         "sdk": dict(SDK),
     }

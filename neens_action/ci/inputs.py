@@ -117,6 +117,8 @@ INPUTS: list[Input] = [
           "sweep's gate, else the deployment's)", unset=NO_NUMBER),
     Input("baseline-arm", "str", "", "mode sweep: the arm savings are measured against "
           "(default the first)"),
+    Input("baseline-runs", "int", "", "mode run: the default branch's history read back N "
+          "runs (default 5 with repeat 2 or more, else 1)", unset=NO_NUMBER),
     Input("budget-usd", "float", "", "mode sweep: Neens refuses the sweep when its estimate is "
           "above this", unset=NO_NUMBER),
     Input("failure-modes", "list", "", "mode stress: failure modes to attack (ids, one per "
@@ -136,10 +138,14 @@ INPUTS: list[Input] = [
     Input("min-avg-score", "float", "", "policy override: block if the average score is "
           "below S (0..1)",
           unset=NO_NUMBER),
+    Input("on-inconclusive", "choice", "warn", "mode run: what an inconclusive noise-aware "
+          "verdict does: warn | block", choices=("warn", "block")),
     Input("per-mode", "int", "", "mode stress: LLM-written scenarios per failure mode (1-25)",
           unset=NO_NUMBER),
     Input("ready-timeout", "float", "600", "mode stress: how long to wait for the suite to be "
           "generated (s)"),
+    Input("repeat", "str", "1", "mode run: replay every item K times, as K runs, or auto "
+          "(again only while an item is in doubt, at most 5)"),
     Input("require-winner", "bool", "false", "mode sweep: exit 1 unless an arm clears the bar"),
     Input("shard", "str", "",
           "mode shard: this job's share of the run, I/N (1-based); default in a GitLab "

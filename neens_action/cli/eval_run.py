@@ -37,6 +37,15 @@ _OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=Fals
               help="branch:<name> | run:<run id> | prod | prod:<range> "
                    "(default in CI: branch:<default branch>).")
 @gate_options
+@click.option("--repeat", metavar="K|auto",
+              help="Replay every item K times, as K runs (auto: again only while an item's "
+                   "verdict is in doubt, at most 5); the gate then knows noise "
+                   "(docs/noise.md). Default 1.")
+@click.option("--baseline-runs", type=int, metavar="N",
+              help="Read the default branch's history back N runs (default 5 with --repeat "
+                   "2 or more, else 1).")
+@click.option("--on-inconclusive", metavar="warn|block",
+              help="What an inconclusive noise-aware verdict does (default warn).")
 @provenance_options("Replay + enforce eval gates; implies creating a run (env NEENS_GATES).")
 @policy_options
 @connection_options

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import Interrupted, NeensError, UsageError
+from neens_action.flows import repeats
 from neens_action.flows.interrupt import abandon, handle_interrupt
 from neens_action.flows.runs import create_run, drive_run
 from neens_action.outcome import Outcome
@@ -90,18 +91,32 @@ def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
     if settings.creates_run:
         prov = settings.resolve_provenance(world.environ)
         body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
+    plan = settings.noise_plan
+    reps: list[Outcome] = []
     try:
         run = None
+        if plan.repeated and body is not None:
+            repeats.run_repeats(client, outcome, settings, body, reps, world=world,
+                                policy=policy)
+            return outcome
         if body is not None:
+            if plan.noise_aware:  # the noise-aware verdict judges regressions, pass rate
+                body = repeats.rep_body(body, 1, 1)
             run = create_run(client, body, world=world, outcome=outcome)
         else:
             outcome.run_id = settings.run_id
         label = body["version_label"] if body else (settings.version_label or None)
-        drive_run(client, outcome, settings, world=world, policy=policy, run=run, label=label)
+        drive_run(client, outcome, settings, world=world, policy=policy, run=run, label=label,
+                  every_item=True if plan.noise_aware else None)
+        if plan.noise_aware:
+            repeats.history_only(client, outcome, settings, world=world)
     except (Interrupted, KeyboardInterrupt):
         handle_interrupt(client, outcome, world=world, command=settings.command)
+        repeats.cancel_reps(client, reps, world)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
         if outcome.run_id:
             abandon(client, outcome, world)
+        for rep in reps[1:]:
+            abandon(client, rep, world)
     return outcome

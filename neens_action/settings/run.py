@@ -39,6 +39,12 @@ from neens_action.settings.names import (
     table,
 )
 from neens_action.settings.provenance import Provenance, clean_repo, resolve
+from neens_action.settings.repeats import (
+    NOISE_NAMES,
+    NOISE_RULES,
+    RepeatPlan,
+    check_combinations,
+)
 
 # field -> CLI flag, CI input, environment variable (the CI step detects provenance itself
 # and reads the override inputs; the sharding steps are its modes create, shard, finish)
@@ -54,7 +60,7 @@ RUN_NAMES = CONNECTION_NAMES.with_(table(
     pr_url=Name("--pr-url"), json=Name("--json"),
     junit=Name("--junit", "junit-file"), no_start=Name("--no-start"),
     finish=Name("--finish"), only_create=Name("--only-create"),
-))
+), NOISE_NAMES)
 _ENV = RUN_NAMES.env()
 _HEX = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _GATE_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
@@ -81,6 +87,7 @@ RUN_RULES: Rules = {
     "min_avg_score": number(lo=0.0, hi=1.0), "max_cost_delta_pct": number(lo=-100.0),
     "max_latency_delta_pct": number(lo=-100.0), "max_abs_failures": count(0),
     **EXECUTION_RULES, "git_sha": _git_sha, "pr_number": _pr_number, "pr_url": _pr_url,
+    **NOISE_RULES,
 }
 
 
@@ -190,6 +197,11 @@ class EvalRunSettings(Connection):
     no_start: bool = False
     finish: bool = False
     only_create: bool = False
+    # a gate that knows noise (settings/repeats.py, docs/noise.md): K repetitions ("auto":
+    # adaptive), N runs of the default branch's history, what an inconclusive verdict does
+    repeat: int | str = 1
+    baseline_runs: int | None = None
+    on_inconclusive: str = "warn"
 
     # parsed by validate()
     shard_index: int = field(default=1, repr=False)
@@ -233,6 +245,11 @@ class EvalRunSettings(Connection):
         return {k: v for k, v in raw.items() if v is not None}
 
     @property
+    def noise_plan(self) -> RepeatPlan:
+        """K, auto or not, N history runs, on-inconclusive (checked by ``validate``)."""
+        return RepeatPlan(self.repeat, self.baseline_runs, self.on_inconclusive)
+
+    @property
     def creates_run(self) -> bool:
         return bool(self.create or self.gates_wire or self.declared_gates)
 
@@ -261,6 +278,7 @@ class EvalRunSettings(Connection):
         self.check_rules()
         self.gates_wire = parse_gates(self.gates)
         shard.check_flags(self)  # --shard / --no-start / --finish / --only-create
+        check_combinations(self)  # --repeat: not with sharding, not with --run-id
         if need_command and shard.needs_command(self) and not self.command:
             raise UsageError("no agent command: put it after '--', e.g. "
                              "neens eval run --run-id ppr_1 -- python -m my_agent")

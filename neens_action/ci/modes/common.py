@@ -25,18 +25,19 @@ _STRESS_ONLY = ("failure-modes", "per-mode", "strategies", "ready-timeout")
 _POLICY = ("gate-policy", *POLICY_OVERRIDES)
 _CREATE_ONLY = ("dataset", "dataset-version-id", "version-label", "name", "baseline",
                 "max-regressions", "min-pass-rate", "gates")
+_NOISE = ("repeat", "baseline-runs", "on-inconclusive")
 # Inputs that mean nothing in a mode: setting one explicitly is a mistake worth one line.
 NOT_FOR: dict[str, tuple[str, ...]] = {
     "run": (*_SWEEP_ONLY, *_STRESS_ONLY, "agent-connection", "suite-id"),
     "push": (*_SWEEP_ONLY, *_STRESS_ONLY, "suite-id", "command", "run-id", "create",
-             "workers"),
+             "workers", *_NOISE),
     "stress": (*_SWEEP_ONLY, "gates", "run-id", "create", "dataset", "dataset-version-id",
-               "workers"),
+               "workers", *_NOISE),
     "sweep": (*_STRESS_ONLY, *_POLICY, "gates", "run-id", "create", "agent-connection",
-              "baseline", "max-regressions", "min-pass-rate", "no-gate"),
-    "create": ("command", "run-id", "shard", "workers"),
-    "shard": (*_CREATE_ONLY, "create"),
-    "finish": (*_CREATE_ONLY, "create", "command", "shard", "workers"),
+              "baseline", "max-regressions", "min-pass-rate", "no-gate", *_NOISE),
+    "create": ("command", "run-id", "shard", "workers", *_NOISE),
+    "shard": (*_CREATE_ONLY, "create", *_NOISE),
+    "finish": (*_CREATE_ONLY, "create", "command", "shard", "workers", *_NOISE),
 }
 HINTS = {
     ("push", "command"): "Neens calls agent-connection, nothing runs here (command is for "
@@ -50,6 +51,9 @@ HINTS = {
     ("sweep", "agent-connection"): "push arms name their connection: arms LABEL=CONNECTION_ID "
                                    "with sweep-mode push",
     ("sweep", "no-gate"): "a sweep fails only with require-winner",
+    **{(mode, name): "repeats and history are for mode run (a sweep has its own k)"
+       for mode in ("push", "stress", "sweep", "create", "shard", "finish")
+       for name in _NOISE},
     ("run", "agent-connection"): "set mode push to let Neens call the connection",
     ("create", "command"): "the run is replayed by the shard jobs (mode shard)",
     ("create", "run-id"): "mode create makes a new run; give its run-id output to the others",
@@ -157,5 +161,7 @@ def eval_fields(ctx: CiContext) -> dict[str, Any]:
         timeout=inp.get("timeout"), concurrency=inp.get("concurrency", 1),
         workers=inp.get("workers"), poll_interval=inp.get("poll-interval", 5.0),
         poll_timeout=inp.get("poll-timeout", 1800.0), no_gate=bool(inp.get("no-gate")),
+        repeat=inp.get("repeat", 1), baseline_runs=inp.get("baseline-runs"),
+        on_inconclusive=inp.get("on-inconclusive", "warn"),
         **override_values(inp),
     )

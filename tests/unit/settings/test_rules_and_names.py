@@ -44,6 +44,7 @@ BAD: dict[str, tuple[Any, str]] = {
     "git_sha": ("xyz", "xyz"), "pr_number": (0, "0"), "pr_url": ("ftp://x", "ftp://x"),
     "per_mode": (30, "30"), "ready_timeout": (0.0, "0"),
     "bar": (1.5, "1.5"), "pass_k": (0, "0"), "budget_usd": (-2.0, "-2"),
+    "repeat": (0, "0"), "baseline_runs": (0, "0"), "on_inconclusive": ("maybe", "maybe"),
 }
 
 # each settings class: a valid object, the CLI command that builds it, and the CI mode

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""A seeded nondeterministic agent for the noise tests: for each prompt it picks the example
+agent's mode (good or bad) from hash(prompt, the rep run id, NOISE_SEED), bad with the
+probability NOISE_P for orders listed in NOISE_FLAKY and always for orders in NOISE_BROKEN,
+then runs the example agent (real OpenTelemetry SDK) on the prompt. In bad mode the example
+agent gets odd-numbered orders wrong (examples/agent/answers.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+AGENT = Path(__file__).resolve().parents[2] / "examples" / "agent" / "agent.py"
+
+
+def main() -> int:
+    prompt = sys.stdin.read()
+    order = re.search(r"order (\d+)", prompt)
+    number = order.group(1) if order else ""
+    flaky = set(filter(None, os.environ.get("NOISE_FLAKY", "").split(",")))
+    broken = set(filter(None, os.environ.get("NOISE_BROKEN", "").split(",")))
+    key = f"{prompt}|{os.environ.get('NEENS_EVAL_RUN_ID', '')}|{os.environ.get('NOISE_SEED', '')}"
+    draw = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    bad = number in broken or (number in flaky and draw < float(os.environ.get("NOISE_P",
+                                                                             "0.5")))
+    env = dict(os.environ, AGENT_MODE="bad" if bad else "good")
+    return subprocess.run([sys.executable, str(AGENT)], input=prompt, text=True,
+                          env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
