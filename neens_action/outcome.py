@@ -86,7 +86,7 @@ class Outcome:
     exit_code: int = 2
     build_verdict: str | None = None  # passed | warned | blocked | errored
     ci_result_reported: bool = False
-    suite: Suite | None = None  # stress: the scenario suite object (E18)
+    suite: Suite | None = None  # stress: the scenario suite object
     # repeats and the default branch's history (None: one replay, one baseline run)
     noise: NoiseEvidence | None = None
     # what the flow did to the run (the interrupt and reporting paths read these)
@@ -122,10 +122,10 @@ class SweepOutcome:
     command: str  # preview | start | get | decide | run
     sweep_id: str = ""
     base_url: str = ""
-    sweep: Sweep | None = None  # E13/E14 sweep object
-    estimate: Estimate | None = None  # E12 estimate (unwrapped)
+    sweep: Sweep | None = None  # the sweep object
+    estimate: Estimate | None = None  # sweep preview estimate (unwrapped)
     refusals: list[str] = field(default_factory=list)
-    comparison: SweepComparison | None = None  # E15
+    comparison: SweepComparison | None = None  # sweep comparison
     invocations: list[Invocation] = field(default_factory=list)
     failed_starts: list[FailedStart] = field(default_factory=list)
     error: str | None = None

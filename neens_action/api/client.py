@@ -132,22 +132,22 @@ class NeensClient(Transport):
     # -- model sweeps (E12-E16) ---------------------------------------------------------------
 
     def preview_sweep(self, body: Mapping[str, Any]) -> tuple[Estimate | None, tuple[str, ...]]:
-        """E12 ``POST /model-sweeps/preview``: the estimate (bare or enveloped; None when the
+        """``POST /model-sweeps/preview``: the estimate (bare or enveloped; None when the
         answer holds none) and the refusals."""
         return Estimate.unwrap(self._post_object("/model-sweeps/preview", body))
 
     def create_sweep(self, body: Mapping[str, Any]) -> Sweep:
-        """E13 ``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
+        """``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /model-sweeps?idempotency_key=``)."""
         return Sweep.decode(self._create("/model-sweeps", body, ("/model-sweeps", "sweeps")))
 
     def get_sweep(self, sweep_id: str) -> Sweep:
-        """E14 ``GET /model-sweeps/{id}``."""
+        """``GET /model-sweeps/{id}``."""
         return Sweep.decode(self._get_object(f"/model-sweeps/{path_segment(sweep_id)}"))
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
                              baseline_arm: str | None = None) -> SweepComparison:
-        """E15 ``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
+        """``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
         parts = []
         if bar is not None:
             parts.append(f"bar={path_segment(repr(float(bar)))}")
@@ -157,7 +157,7 @@ class NeensClient(Transport):
             f"/model-sweeps/{path_segment(sweep_id)}/comparison", "&".join(parts)))
 
     def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> Sweep | None:
-        """E16 ``POST /model-sweeps/{id}/cancel``: the cancelled sweep; 409 (already
+        """``POST /model-sweeps/{id}/cancel``: the cancelled sweep; 409 (already
         terminal) => None. ``quick`` (the interrupt path): one attempt, at most 5 s."""
         answer = self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel",
                               safe=True, conflict_ok=True, **self.quick(quick))
@@ -166,17 +166,17 @@ class NeensClient(Transport):
     # -- scenario suites (E17-E20) -------------------------------------------------------------
 
     def create_suite(self, body: Mapping[str, Any]) -> Suite:
-        """E17 ``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
+        """``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /scenario-suites?idempotency_key=``)."""
         return Suite.decode(self._create("/scenario-suites", body,
                                          ("/scenario-suites", "suites")))
 
     def get_suite(self, suite_id: str) -> Suite:
-        """E18 ``GET /scenario-suites/{id}``."""
+        """``GET /scenario-suites/{id}``."""
         return Suite.decode(self._get_object(f"/scenario-suites/{path_segment(suite_id)}"))
 
     def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> Suite:
-        """E19 ``POST /scenario-suites/{id}/regenerate``: never retried."""
+        """``POST /scenario-suites/{id}/regenerate``: never retried."""
         return Suite.decode(self._post_object(
             f"/scenario-suites/{path_segment(suite_id)}/regenerate", dict(body or {})))
 
