@@ -105,7 +105,7 @@ def run_push_eval(
     from neens_action.flows.push import guarded, push_body
     from neens_action.jobs import job
     from neens_action.pipeline import conclude
-    from neens_action.policy.validate import Checker, parse_gate
+    from neens_action.settings.policy_file import Checker, parse_gate
     from neens_action.settings.push import EvalPushSettings
 
     world = world or World()

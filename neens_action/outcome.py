@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from neens_action.api.answers import Gate, Run
 from neens_action.api.comparison import Comparison, Metrics
+from neens_action.api.suites import Suite
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.items import ItemDigest
 from neens_action.noise.evidence import NoiseEvidence
 
@@ -83,7 +86,7 @@ class Outcome:
     exit_code: int = 2
     build_verdict: str | None = None  # passed | warned | blocked | errored
     ci_result_reported: bool = False
-    suite: JsonDict | None = None  # stress: the scenario suite object
+    suite: Suite | None = None  # stress: the scenario suite object
     # repeats and the default branch's history (None: one replay, one baseline run)
     noise: NoiseEvidence | None = None
     # what the flow did to the run (the interrupt and reporting paths read these)
@@ -99,6 +102,19 @@ class Outcome:
     missing_items: list[str] = field(default_factory=list)  # --finish: items without a trace
 
 
+@dataclass(frozen=True)
+class FailedStart:
+    """A child run of ``sweep run`` that could not be started (``--json``: ``failedStarts``)."""
+
+    run_id: str
+    arm: str
+    rep: int
+    error: str
+
+    def as_json(self) -> JsonDict:
+        return {"runId": self.run_id, "arm": self.arm, "rep": self.rep, "error": self.error}
+
+
 @dataclass
 class SweepOutcome:
     """What a sweep command learned (preview/start/get/decide/run)."""
@@ -106,12 +122,12 @@ class SweepOutcome:
     command: str  # preview | start | get | decide | run
     sweep_id: str = ""
     base_url: str = ""
-    sweep: JsonDict | None = None  # the sweep object
-    estimate: JsonDict | None = None  # sweep preview estimate (unwrapped)
+    sweep: Sweep | None = None  # the sweep object
+    estimate: Estimate | None = None  # sweep preview estimate (unwrapped)
     refusals: list[str] = field(default_factory=list)
-    comparison: JsonDict | None = None  # sweep comparison
+    comparison: SweepComparison | None = None  # sweep comparison
     invocations: list[Invocation] = field(default_factory=list)
-    failed_starts: list[JsonDict] = field(default_factory=list)
+    failed_starts: list[FailedStart] = field(default_factory=list)
     error: str | None = None
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)

@@ -24,6 +24,8 @@ from typing import Any
 
 from neens_action import __version__
 from neens_action.api.answers import Run
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Sweep
 from neens_action.errors import EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from neens_action.outcome import Outcome, SweepOutcome
 from neens_action.policy.result import PolicyEval, RuleResult
@@ -132,46 +134,36 @@ def decide_watch(last_iteration: int | None, *, interrupted: bool) -> int:
 # ---------------------------------------------------------------- sweeps
 
 
-def comparison_is_void(comparison: dict[str, Any]) -> bool:
-    return comparison.get("status") == "void" or comparison.get("comparable") is False
-
-
-def _winner(comparison: dict[str, Any]) -> bool:
-    verdict = comparison.get("verdict") if isinstance(comparison.get("verdict"), dict) else {}
-    return verdict.get("outcome") == "winner"
-
-
-def sweep_state_code(sweep: dict[str, Any], *, require_all_arms: bool) -> int:
+def sweep_state_code(sweep: Sweep, *, require_all_arms: bool) -> int:
     """``sweep start`` / ``get``, after usage and API errors were ruled out."""
-    status = sweep.get("status")
-    if status in ("void", "failed"):
+    if sweep.status in ("void", "failed"):
         return EXIT_ERROR
     if not require_all_arms:
         return EXIT_PASSED
-    if status not in SWEEP_TERMINAL:
+    if sweep.status not in SWEEP_TERMINAL:
         return EXIT_FAILED
-    arms = [a for a in sweep.get("arms") or [] if isinstance(a, dict)]
-    return EXIT_PASSED if arms and all(a.get("passed") is True for a in arms) else EXIT_FAILED
+    arms = sweep.arms
+    return EXIT_PASSED if arms and all(a.passed is True for a in arms) else EXIT_FAILED
 
 
-def sweep_decide_code(comparison: dict[str, Any], *, require_winner: bool) -> int:
+def sweep_decide_code(comparison: SweepComparison, *, require_winner: bool) -> int:
     """``sweep decide`` and ``mode: sweep``: void is checked before any verdict."""
-    if comparison_is_void(comparison) or comparison.get("status") == "failed":
+    if comparison.void or comparison.status == "failed":
         return EXIT_ERROR
     if not require_winner:
         return EXIT_PASSED
-    if comparison.get("status") not in SWEEP_TERMINAL:
+    if comparison.status not in SWEEP_TERMINAL:
         return EXIT_FAILED
-    return EXIT_PASSED if _winner(comparison) else EXIT_FAILED
+    return EXIT_PASSED if comparison.verdict.has_winner else EXIT_FAILED
 
 
-def sweep_run_problem(comparison: dict[str, Any]) -> str | None:
+def sweep_run_problem(comparison: SweepComparison) -> str | None:
     """Why a finished ``sweep run`` has no verdict to read (void, failed, unfinished), or None."""
-    sweep_id = comparison.get("sweepId") or "the sweep"
-    if comparison_is_void(comparison):
-        reason = comparison.get("voidReason") or "the arms did not run under identical conditions"
+    sweep_id = comparison.sweep_id or "the sweep"
+    if comparison.void:
+        reason = comparison.void_reason or "the arms did not run under identical conditions"
         return f"sweep {sweep_id} is void: {reason}"
-    status = comparison.get("status")
+    status = comparison.status
     if status in ("failed", "cancelled"):
         return f"sweep {sweep_id} ended {status}"
     if status not in SWEEP_TERMINAL:
@@ -179,11 +171,11 @@ def sweep_run_problem(comparison: dict[str, Any]) -> str | None:
     return None
 
 
-def sweep_run_code(comparison: dict[str, Any]) -> int:
+def sweep_run_code(comparison: SweepComparison) -> int:
     """``neens sweep run``: a winner passes, no winner fails, no verdict errors."""
     if sweep_run_problem(comparison) is not None:
         return EXIT_ERROR
-    return EXIT_PASSED if _winner(comparison) else EXIT_FAILED
+    return EXIT_PASSED if comparison.verdict.has_winner else EXIT_FAILED
 
 
 def sweep_verdict(code: int) -> str:

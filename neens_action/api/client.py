@@ -22,6 +22,9 @@ from neens_action.api.http_util import (
     rows_reader,
 )
 from neens_action.api.json_stream import keep
+from neens_action.api.suites import Suite
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.api.transport import USER_AGENT, Transport
 from neens_action.items import ItemDigest
 
@@ -129,51 +132,54 @@ class NeensClient(Transport):
 
     # -- model sweeps ---------------------------------------------------------------
 
-    def preview_sweep(self, body: Mapping[str, Any]) -> dict:
-        """``POST /model-sweeps/preview`` (estimate, bare or enveloped, returned as is)."""
-        return self._post_object("/model-sweeps/preview", body)
+    def preview_sweep(self, body: Mapping[str, Any]) -> tuple[Estimate | None, tuple[str, ...]]:
+        """``POST /model-sweeps/preview``: the estimate (bare or enveloped; None when the
+        answer holds none) and the refusals."""
+        return Estimate.unwrap(self._post_object("/model-sweeps/preview", body))
 
-    def create_sweep(self, body: Mapping[str, Any]) -> dict:
+    def create_sweep(self, body: Mapping[str, Any]) -> Sweep:
         """``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /model-sweeps?idempotency_key=``)."""
-        return self._create("/model-sweeps", body, ("/model-sweeps", "sweeps"))
+        return Sweep.decode(self._create("/model-sweeps", body, ("/model-sweeps", "sweeps")))
 
-    def get_sweep(self, sweep_id: str) -> dict:
+    def get_sweep(self, sweep_id: str) -> Sweep:
         """``GET /model-sweeps/{id}``."""
-        return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}")
+        return Sweep.decode(self._get_object(f"/model-sweeps/{path_segment(sweep_id)}"))
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
-                             baseline_arm: str | None = None) -> dict:
+                             baseline_arm: str | None = None) -> SweepComparison:
         """``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
         parts = []
         if bar is not None:
             parts.append(f"bar={path_segment(repr(float(bar)))}")
         if baseline_arm:
             parts.append(f"baselineArm={path_segment(baseline_arm)}")
-        return self._get_object(f"/model-sweeps/{path_segment(sweep_id)}/comparison",
-                                "&".join(parts))
+        return SweepComparison.decode(self._get_object(
+            f"/model-sweeps/{path_segment(sweep_id)}/comparison", "&".join(parts)))
 
-    def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> dict | None:
-        """``POST /model-sweeps/{id}/cancel``; 409 (already terminal) => None.
-        ``quick`` (the interrupt path): one attempt, at most 5 s."""
-        return self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel", safe=True,
-                            conflict_ok=True, **self.quick(quick))
+    def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> Sweep | None:
+        """``POST /model-sweeps/{id}/cancel``: the cancelled sweep; 409 (already
+        terminal) => None. ``quick`` (the interrupt path): one attempt, at most 5 s."""
+        answer = self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel",
+                              safe=True, conflict_ok=True, **self.quick(quick))
+        return None if answer is None else Sweep.decode(answer)
 
     # -- scenario suites -------------------------------------------------------------
 
-    def create_suite(self, body: Mapping[str, Any]) -> dict:
+    def create_suite(self, body: Mapping[str, Any]) -> Suite:
         """``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /scenario-suites?idempotency_key=``)."""
-        return self._create("/scenario-suites", body, ("/scenario-suites", "suites"))
+        return Suite.decode(self._create("/scenario-suites", body,
+                                         ("/scenario-suites", "suites")))
 
-    def get_suite(self, suite_id: str) -> dict:
+    def get_suite(self, suite_id: str) -> Suite:
         """``GET /scenario-suites/{id}``."""
-        return self._get_object(f"/scenario-suites/{path_segment(suite_id)}")
+        return Suite.decode(self._get_object(f"/scenario-suites/{path_segment(suite_id)}"))
 
-    def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> dict:
+    def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> Suite:
         """``POST /scenario-suites/{id}/regenerate``: never retried."""
-        return self._post_object(f"/scenario-suites/{path_segment(suite_id)}/regenerate",
-                                 dict(body or {}))
+        return Suite.decode(self._post_object(
+            f"/scenario-suites/{path_segment(suite_id)}/regenerate", dict(body or {})))
 
     def launch_suite(self, suite_id: str, body: Mapping[str, Any]) -> Run:
         """``POST /scenario-suites/{id}/launch`` (creates a run) with an

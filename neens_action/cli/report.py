@@ -27,14 +27,13 @@ PREVIEW_MARKER = "<!-- neens-eval-action preview -->"
 def report_command(result: Path, fmt: str) -> None:
     """Re-render a saved JSON result (preview the PR comment, rebuild the job summary)."""
     from neens_action.cli.report_doc import BadDocument, load
-    from neens_action.report.serial import from_json
 
     def fail(reason: str) -> None:
         click.echo(f"neens: error: cannot read {result} as a Neens result: {reason}", err=True)
         sys.exit(EXIT_ERROR)
 
     try:
-        report = from_json(load(result.read_text(encoding="utf-8")))
+        report = load(result.read_text(encoding="utf-8"))
     except OSError as exc:
         fail(exc.strerror or str(exc))
     except UnicodeDecodeError:

@@ -15,7 +15,10 @@ import functools
 import json
 import types
 import typing
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from neens_action.report.model import Report
 
 MAX_DEPTH = 64  # a report nests four levels; anything far deeper is not one of ours
 
@@ -24,8 +27,9 @@ class BadDocument(ValueError):
     """The document is not a saved result; the message says where and why."""
 
 
-def load(text: str) -> dict[str, Any]:
-    """The ``report`` of a result document's text, checked; raises :class:`BadDocument`."""
+def load(text: str) -> Report:
+    """The ``report`` of a result document's text, checked, then read; raises
+    :class:`BadDocument`."""
     try:
         doc = json.loads(text)
     except RecursionError:
@@ -40,9 +44,10 @@ def load(text: str) -> dict[str, Any]:
     if _depth(saved) > MAX_DEPTH:
         raise BadDocument("it is nested too deeply to be a Neens result")
     from neens_action.report.model import Report
+    from neens_action.report.serial import from_json
 
     check(saved, Report, "report")
-    return saved
+    return from_json(saved)
 
 
 def _depth(value: Any) -> int:

@@ -45,6 +45,7 @@ stress_group: click.Group = make_lazy_group(
 )
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
+    from neens_action.api.suites import Suite
 
 _RUN_OPTS = dict(CONTEXT, ignore_unknown_options=False, allow_interspersed_args=False)
 
@@ -74,37 +75,38 @@ def _print_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
-def _show_suite(suite: dict[str, Any], *, table: bool = True) -> None:
+def _show_suite(suite: Suite, *, table: bool = True) -> None:
     from neens_action.flows.stress import skipped_lines, suite_progress
     from neens_action.report.build.stress import attacked_modes, scenario_table
     from neens_action.report.render.text import clean, render_table
 
-    _log(f"Scenario suite {clean(suite.get('id'))} {clean(suite.get('name') or '')!r}: "
+    _log(f"Scenario suite {clean(suite.id)} {clean(suite.name)!r}: "
          f"{clean(suite_progress(suite))}")
-    modes = attacked_modes(suite) or [str(i) for i in suite.get("failureModeIds") or []]
+    modes = attacked_modes(suite) or list(suite.failure_mode_ids)
     if modes:
         _log(f"  failure modes: {clean(', '.join(modes))}")
-    if suite.get("datasetVersionId"):
-        _log(f"  golden version: {clean(suite['datasetVersionId'])}")
+    if suite.dataset_version_id:
+        _log(f"  golden version: {clean(suite.dataset_version_id)}")
     for line in skipped_lines(suite):
         _log(f"  warning: {clean(line)}")
-    if table and suite.get("status") == "ready":
+    if table and suite.status == "ready":
         for line in render_table(scenario_table(suite), indent="  "):
             _log(line)
 
 
-def _finish(suite: dict[str, Any], json_out: bool) -> int:
+def _finish(suite: Suite, json_out: bool) -> int:
     from neens_action.errors import RunError
     from neens_action.flows.stress import failed_reason
 
     if json_out:
-        _print_json(suite)
-    if suite.get("status") == "failed":
+        _print_json(suite.raw)  # the suite as the server sent it
+    if suite.status == "failed":
         raise RunError(failed_reason(suite))
     return 0
 
 
-def _wait(client: NeensClient, suite_id: str, ready_timeout: float, poll_interval: float) -> dict:
+def _wait(client: NeensClient, suite_id: str, ready_timeout: float,
+          poll_interval: float) -> Suite:
     from neens_action.flows.stress import wait_ready
     from neens_action.settings.connection import check_number
     from neens_action.world import World
@@ -171,8 +173,8 @@ def generate_command(name: str, failure_modes: tuple[str, ...], per_mode: int | 
     client = _client(flags)
     try:
         suite = client.create_suite(body)
-        suite_id = str(suite.get("id") or "")
-        _log(f"Created scenario suite {suite_id} ({suite.get('status') or 'generating'})")
+        suite_id = suite.id
+        _log(f"Created scenario suite {suite_id} ({suite.status or 'generating'})")
         if not json_out:
             click.echo(suite_id)  # at once: a script has the id even if generation fails
         if wait:
@@ -220,7 +222,7 @@ def regenerate_command(suite_id: str, per_mode: int | None, strategies: tuple[st
     client = _client(flags)
     try:
         suite = client.regenerate_suite(suite_id, body)
-        _log(f"Regenerating scenario suite {suite_id} ({suite.get('status') or 'generating'})")
+        _log(f"Regenerating scenario suite {suite_id} ({suite.status or 'generating'})")
         if wait:
             suite = _wait(client, suite_id, ready_timeout, poll_interval)
             _show_suite(suite, table=False)

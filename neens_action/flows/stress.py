@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from neens_action.api.answers import Run, describe_baseline
+from neens_action.api.suites import Suite
 from neens_action.errors import Interrupted, NeensApiError, NeensError, RunError
 from neens_action.flows import pull
 from neens_action.flows.interrupt import cancel_created_run, handle_interrupt
@@ -96,52 +97,46 @@ def launch_body(settings: StressSettings, prov: provenance.Provenance,
 # -- the suite ----------------------------------------------------------------------------------
 
 
-def suite_progress(suite: Mapping[str, Any]) -> str:
+def suite_progress(suite: Suite) -> str:
     """``generating (3/8)`` / ``ready (12 scenarios)`` / ``failed: <reason>``."""
-    status = str(suite.get("status") or "unknown")
+    status = suite.status or "unknown"
     if status == "ready":
-        n = suite.get("scenarioCount")
-        n = n if isinstance(n, int) else len(suite.get("scenarios") or [])
+        n = suite.scenario_count
+        n = n if n is not None else len(suite.scenarios)
         return f"ready ({n} scenario{'s' if n != 1 else ''})"
     if status == "failed":
-        return f"failed: {suite.get('error') or 'no reason given'}"
-    prog = suite.get("progress") if isinstance(suite.get("progress"), dict) else {}
-    done, total = prog.get("done"), prog.get("total")
-    if isinstance(done, int) and isinstance(total, int) and total:
+        return f"failed: {suite.error or 'no reason given'}"
+    done, total = suite.progress_done, suite.progress_total
+    if done is not None and total:
         return f"{status} ({done}/{total})"
     return status
 
 
-def failed_reason(suite: Mapping[str, Any]) -> str:
-    return (f"scenario generation failed for suite {suite.get('id')}: "
-            f"{suite.get('error') or 'the server gave no reason'}")
+def failed_reason(suite: Suite) -> str:
+    return (f"scenario generation failed for suite {suite.id}: "
+            f"{suite.error or 'the server gave no reason'}")
 
 
-def skipped_lines(suite: Mapping[str, Any]) -> list[str]:
-    out = []
-    for row in suite.get("skippedStrategies") or []:
-        if isinstance(row, Mapping):
-            where = f" for {row['failure_mode_id']}" if row.get("failure_mode_id") else ""
-            out.append(f"strategy {row.get('strategy')} skipped{where}: {row.get('reason')}")
-    return out
+def skipped_lines(suite: Suite) -> list[str]:
+    return [row.line() for row in suite.skipped]
 
 
 def wait_ready(client: NeensClient, suite_id: str, *, world: World, interval: float,
                timeout: float, raise_failed: bool = True,
-               on_poll: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+               on_poll: Callable[[Suite], None] | None = None) -> Suite:
     """Poll the suite until ``ready`` (returned) or ``failed`` (RunError with the server's reason,
     or returned when not ``raise_failed``). Not done within ``timeout``: RunError.
     ``on_poll`` sees every suite object read."""
     try:
         suite = poll_until(lambda: client.get_suite(suite_id), world=world, interval=interval,
-                           timeout=timeout, is_done=lambda s: s.get("status") in SUITE_DONE,
+                           timeout=timeout, is_done=lambda s: s.status in SUITE_DONE,
                            describe=suite_progress, prefix="  suite status: ",
                            what="scenario generation", on_poll=on_poll)
     except PollTimeout:
         raise RunError(f"scenario suite {suite_id} was not ready within {timeout:g}s; "
                        "raise --ready-timeout or check it with 'neens stress get "
                        f"{suite_id}'") from None
-    if suite.get("status") == "failed" and raise_failed:
+    if suite.status == "failed" and raise_failed:
         raise RunError(failed_reason(suite))
     return suite
 
@@ -199,8 +194,8 @@ def _suite(client: NeensClient, settings: StressSettings, outcome: Outcome, worl
         name, settings.failure_modes, per_mode=settings.per_mode,
         strategies=settings.strategies, replay=not settings.no_replay,
         connection=settings.connection))
-    suite_id = created.get("id") if isinstance(created, dict) else None
-    if not suite_id or not isinstance(suite_id, str):
+    suite_id = created.id
+    if not suite_id:
         raise RunError("the server created no scenario suite (the response carried no 'id')")
     outcome.suite = created
     world.log(f"Created scenario suite {suite_id} from {len(settings.failure_modes)} failure "

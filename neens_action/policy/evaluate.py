@@ -15,7 +15,7 @@ from neens_action.api.answers import Baseline, Run
 from neens_action.api.comparison import Comparison, Delta, Metrics, Traits
 from neens_action.outcome import Outcome
 from neens_action.policy.result import PolicyEval, RuleResult
-from neens_action.policy.validate import NESTED, Rule, fmt
+from neens_action.settings.policy_file import NESTED, Rule, fmt
 
 if TYPE_CHECKING:
     from neens_action.policy.model import GatePolicy

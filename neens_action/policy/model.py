@@ -15,19 +15,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from neens_action.policy.gates import parse_gates
-from neens_action.policy.load import decode_policy, read_policy_bytes
-from neens_action.policy.validate import (
-    MISSING_BASELINE_MODES,
-    TOP_KEYS,
+from neens_action.settings.policy_document import parse_document
+from neens_action.settings.policy_file import (
     Checker,
     Document,
     Rule,
     describe,
-    parse_gate,
-    parse_rules,
     parse_scalar,
 )
+from neens_action.settings.policy_read import decode_policy, read_policy_bytes
 
 # override key -> (flag, dimension); order = order the injected rules are appended
 OVERRIDES: dict[str, tuple[str, str]] = {
@@ -36,23 +32,6 @@ OVERRIDES: dict[str, tuple[str, str]] = {
     "min_avg_score": ("--min-avg-score", "min_avg_score"),
     "max_abs_failures": ("--max-abs-failures", "max_abs_failures"),
 }
-
-
-def parse_document(data: Any, chk: Checker) -> Document:
-    """Validate a whole decoded policy document."""
-    if not isinstance(data, dict):
-        chk.fail("", f"expected an object at the top level, got {describe(data)}")
-    chk.obj("top level", data, "an object")
-    chk.known_keys("", data, TOP_KEYS)
-    omb = data.get("on_missing_baseline")
-    mode = "warn" if omb is None else chk.choice("on_missing_baseline", omb, MISSING_BASELINE_MODES)
-    return Document(
-        gate=parse_gate(data.get("gate"), chk),
-        gates=parse_gates(data.get("gates"), chk),
-        rules=parse_rules(data.get("rules"), chk),
-        on_missing_baseline=mode,
-    )
-
 
 
 @dataclass(frozen=True)
@@ -73,17 +52,19 @@ class GatePolicy:
     def from_file(cls, path: str | os.PathLike[str]) -> GatePolicy:
         shown = str(path)
         raw = read_policy_bytes(shown)
-        data = decode_policy(raw, shown)
-        policy = cls.from_dict(data, source=shown)
+        policy = cls.from_document(parse_document(decode_policy(raw, shown), Checker(shown)),
+                                   source=shown)
         return replace(
             policy, name=Path(shown).name, sha256=hashlib.sha256(raw).hexdigest()
         )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> GatePolicy:
-        if isinstance(data, Mapping) and not isinstance(data, dict):
-            data = dict(data)
-        doc = parse_document(data, Checker(source))
+        return cls.from_document(parse_document(data, Checker(source)), source=source)
+
+    @classmethod
+    def from_document(cls, doc: Document, *, source: str = "<dict>") -> GatePolicy:
+        """The policy of a checked document (:mod:`neens_action.settings.policy_document`)."""
         return cls(
             rules=doc.rules,
             on_missing_baseline=doc.on_missing_baseline,

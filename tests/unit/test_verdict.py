@@ -8,10 +8,11 @@ import pytest
 
 from neens_action import __version__
 from neens_action.api.answers import Gate, Run
-from neens_action.outcome import Invocation, Outcome, SweepOutcome
+from neens_action.outcome import Invocation, Outcome
 from neens_action.policy.result import PolicyEval as Eval
 from neens_action.policy.result import RuleResult as Result
 from neens_action.verdict import ci_result_payload, decide, decide_step, decide_sweep, decide_watch
+from tests.fakes.sweeps import sweep_outcome
 
 
 def outcome(**kw) -> Outcome:
@@ -131,7 +132,7 @@ def _cmp(outcome: str, status: str = "completed", **kw) -> dict:
     ({"command": "run", "comparison": _cmp("winner"), "interrupted": True}, (130, "errored")),
 ])
 def test_decide_sweep(kw, expected):
-    assert decide_sweep(SweepOutcome(**kw)) == expected
+    assert decide_sweep(sweep_outcome(**kw)) == expected
 
 
 # ---------------------------------------------------------------- fail closed

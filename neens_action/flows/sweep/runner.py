@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from neens_action.agents.correlation import SweepTag, item_env, otlp_warning
 from neens_action.agents.driver import make_runner
 from neens_action.agents.runner import Job, Runner
+from neens_action.api.sweeps import Sweep
 from neens_action.errors import (
     Interrupted,
     NeensApiError,
@@ -39,7 +40,7 @@ from neens_action.flows.sweep.shared import (
     SweepClient,
     poll_sweep,
 )
-from neens_action.outcome import Invocation, SweepOutcome
+from neens_action.outcome import FailedStart, Invocation, SweepOutcome
 from neens_action.verdict import sweep_run_problem
 from neens_action.world import World
 
@@ -75,33 +76,25 @@ class ChildRun:
     items: list[dict[str, Any]] = field(default_factory=list)
 
 
-def is_runner_sweep(sweep: dict[str, Any]) -> bool:
+def is_runner_sweep(sweep: Sweep) -> bool:
     """Top-level ``runnerMode == "runner"``; when absent, every (non-empty) arm says so."""
-    mode = sweep.get("runnerMode")
-    if mode is not None:
-        return mode == "runner"
-    arms = [a for a in sweep.get("arms") or [] if isinstance(a, dict)]
-    return bool(arms) and all(a.get("runnerMode") == "runner" for a in arms)
+    if sweep.runner_mode is not None:
+        return sweep.runner_mode == "runner"
+    return bool(sweep.arms) and all(a.runner_mode == "runner" for a in sweep.arms)
 
 
-def runs_to_drive(sweep: dict[str, Any]) -> tuple[list[ChildRun], int]:
+def runs_to_drive(sweep: Sweep) -> tuple[list[ChildRun], int]:
     """Child runs still ``awaiting_traces`` (missing status counts), and how many were skipped."""
     todo, skipped = [], 0
-    for arm in sweep.get("arms") or []:
-        if not isinstance(arm, dict):
-            continue
-        for position, run in enumerate(arm.get("runs") or [], start=1):
-            if not isinstance(run, dict) or not run.get("runId"):
+    for arm in sweep.arms:
+        for position, run in enumerate(arm.runs, start=1):
+            if not run.run_id:
                 continue
-            if run.get("status", "awaiting_traces") not in (None, "awaiting_traces"):
+            if run.status not in (None, "awaiting_traces"):
                 skipped += 1
                 continue
-            rep = run.get("rep")
-            todo.append(ChildRun(
-                run_id=str(run["runId"]), arm=str(arm.get("label") or arm.get("armId") or "?"),
-                model=str(arm.get("model") or ""),
-                rep=int(rep) if isinstance(rep, int) and not isinstance(rep, bool) else position,
-            ))
+            todo.append(ChildRun(run_id=run.run_id, arm=arm.name or "?", model=arm.model,
+                                 rep=run.rep if run.rep is not None else position))
     return todo, skipped
 
 
@@ -143,7 +136,7 @@ class Starter:
     """Starts child runs on its own thread, in the order their last item finished."""
 
     def __init__(self, client: NeensClient, world: World, waits: tuple[float, ...],
-                 on_failed: Callable[[dict[str, Any]], None]) -> None:
+                 on_failed: Callable[[FailedStart], None]) -> None:
         self.client = client
         self.world = world
         self.waits = waits
@@ -189,8 +182,7 @@ class Starter:
                     self.stop.wait(wait)
                     continue
                 self.world.log(f"  could not start {what}: {err}")
-                self.on_failed({"runId": run.run_id, "arm": run.arm, "rep": run.rep,
-                                "error": str(err)})
+                self.on_failed(FailedStart(run.run_id, run.arm, run.rep, str(err)))
                 return
             self.world.log(f"  started {what} — all items executed")
             return
@@ -230,11 +222,11 @@ class _Drive:
                 self._abort_run_phase()
         return out
 
-    def _attach(self) -> dict[str, Any]:
+    def _attach(self) -> Sweep:
         p, out, log = self.params, self.outcome, self.world.log
         if p.create_body is not None:
             created = self.client.create_sweep(p.create_body)
-            out.sweep_id = str(created.get("id") or "")
+            out.sweep_id = created.id
             if not out.sweep_id:
                 raise RunError("the server created a sweep but returned no id")
             log(f"Created sweep {out.sweep_id} (runner mode)")
@@ -247,17 +239,17 @@ class _Drive:
             raise RunError(
                 f"sweep {out.sweep_id} is a push sweep (Neens calls its arms' connections): "
                 f"follow it with `neens sweep get {out.sweep_id} --wait` instead of sweep run")
-        arms = [a for a in sweep.get("arms") or [] if isinstance(a, dict)]
-        described = ", ".join(f"{a.get('label')}={a.get('model') or '?'}" for a in arms)
-        log(f"Sweep {out.sweep_id} — {len(arms)} arm(s): {described}; "
-            f"k={sweep.get('passK', '?')}; version='{sweep.get('versionLabel') or ''}'")
+        described = ", ".join(f"{a.label}={a.model or '?'}" for a in sweep.arms)
+        k = sweep.pass_k if sweep.pass_k is not None else "?"
+        log(f"Sweep {out.sweep_id} — {len(sweep.arms)} arm(s): {described}; "
+            f"k={k}; version='{sweep.version_label}'")
         return sweep
 
-    def _drive(self, sweep: dict[str, Any]) -> bool:
+    def _drive(self, sweep: Sweep) -> bool:
         """Run every planned invocation and start the runs; False when the flow is over."""
         p, out, log = self.params, self.outcome, self.world.log
-        if sweep.get("status") in TERMINAL:
-            log(f"  sweep {out.sweep_id} is already {sweep.get('status')}: nothing to run")
+        if sweep.status in TERMINAL:
+            log(f"  sweep {out.sweep_id} is already {sweep.status}: nothing to run")
             return True
         runs, skipped = runs_to_drive(sweep)
         if skipped:
@@ -268,7 +260,7 @@ class _Drive:
                 raise RunError(f"child run {run.run_id} ({run.arm} rep {run.rep}) has no "
                                "items to replay")
         order = plan(runs)
-        label = str(sweep.get("versionLabel") or "")
+        label = sweep.version_label
         jobs = [self._job(run, index, label) for run, index in order]
         how = f"{p.workers} warm worker(s)" if p.workers else f"concurrency={p.concurrency}"
         log(f"Running {len(jobs)} agent invocation(s) across {len(runs)} run(s) with "
@@ -334,7 +326,7 @@ class _Drive:
         if not _RUNNER_ITEM_LINE.match(line):  # we print our own per-invocation line
             self.world.log(f"  {line}")
 
-    def _failed_start(self, entry: dict[str, Any]) -> None:
+    def _failed_start(self, entry: FailedStart) -> None:
         with self.lock:
             self.outcome.failed_starts.append(entry)
 
@@ -346,12 +338,11 @@ class _Drive:
         if timed_out:
             raise RunError(
                 f"sweep {out.sweep_id} was not scored within --poll-timeout {p.poll.timeout:g}s "
-                f"(status={sweep.get('status')}); it is not cancelled: "
+                f"(status={sweep.status}); it is not cancelled: "
                 f"`neens sweep decide --sweep-id {out.sweep_id} --wait` reads it later")
         comparison = self.client.get_sweep_comparison(
             out.sweep_id, bar=p.bar, baseline_arm=p.baseline_arm)
-        comparison.setdefault("sweepId", out.sweep_id)
-        out.comparison = comparison
+        out.comparison = comparison = comparison.for_sweep(out.sweep_id)
         out.error = sweep_run_problem(comparison)  # void, failed, unfinished
 
     # -- the error and signal paths ----------------------------------------------------------
@@ -365,7 +356,7 @@ class _Drive:
                 self.world.log(f"Sweep {self.outcome.sweep_id} had already finished")
                 return
             self.world.log(f"Cancelled sweep {self.outcome.sweep_id} and its pending runs")
-            if isinstance(answer, dict) and answer.get("status"):
+            if answer.status:
                 self.outcome.sweep = answer  # the cancelled state, not the stale one
         except NeensError as err:
             self.world.log(f"  could not cancel sweep {self.outcome.sweep_id}: {err}")

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.errors import (
     Interrupted,
     NeensError,
@@ -21,7 +23,7 @@ from neens_action.errors import (
 from neens_action.flows.polling import PollTimeout, poll_until
 from neens_action.outcome import SweepOutcome
 from neens_action.settings.sweep import Poll
-from neens_action.verdict import SWEEP_TERMINAL, comparison_is_void
+from neens_action.verdict import SWEEP_TERMINAL
 from neens_action.world import World
 
 TERMINAL = SWEEP_TERMINAL
@@ -29,33 +31,19 @@ FIRST_POLL_DELAY = 0.25  # polling starts fast and backs off to --poll-interval
 
 
 class SweepClient(Protocol):  # the part of NeensClient the sweep flows use
-    def preview_sweep(self, body: dict[str, Any]) -> dict: ...
-    def create_sweep(self, body: dict[str, Any]) -> dict: ...
-    def get_sweep(self, sweep_id: str) -> dict: ...
+    def preview_sweep(self, body: dict[str, Any]) -> tuple[Estimate | None, tuple[str, ...]]: ...
+    def create_sweep(self, body: dict[str, Any]) -> Sweep: ...
+    def get_sweep(self, sweep_id: str) -> Sweep: ...
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
-                             baseline_arm: str | None = None) -> dict: ...
-    def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> dict | None: ...
-
-
-def unwrap_estimate(payload: Any) -> tuple[dict[str, Any] | None, list[str]]:
-    """An estimate bare or as ``{"estimate": {...}, "refusals": [...]}``."""
-    if not isinstance(payload, dict):
-        return None, []
-    refusals = [str(r) for r in payload.get("refusals") or []]
-    if isinstance(payload.get("estimate"), dict):
-        return payload["estimate"], refusals
-    if "perArm" in payload or "totalRuns" in payload:
-        return payload, refusals
-    return None, refusals
+                             baseline_arm: str | None = None) -> SweepComparison: ...
+    def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> Sweep | None: ...
 
 
 # ---------------------------------------------------------------- polling and signals
 
 
-def arms_progress(sweep: dict[str, Any]) -> str:
-    arms = [a for a in sweep.get("arms") or [] if isinstance(a, dict)]
-    done = sum(int(a.get("runsTerminal") or 0) for a in arms)
-    total = sum(int(a.get("runsTotal") or 0) for a in arms)
+def arms_progress(sweep: Sweep) -> str:
+    done, total = sweep.runs_progress()
     return f"{done}/{total} runs terminal"
 
 
@@ -65,9 +53,9 @@ def poll_sweep(
     *,
     poll: Poll,
     world: World,
-    first: dict[str, Any] | None = None,
+    first: Sweep | None = None,
     stop: Callable[[], bool] | None = None,
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[Sweep, bool]:
     """Poll ``GET /model-sweeps/{id}`` until the sweep is terminal: (last sweep, timed_out).
 
     The one poll loop (:func:`~neens_action.flows.polling.poll_until`): the first poll is
@@ -78,8 +66,8 @@ def poll_sweep(
     try:
         sweep = poll_until(
             lambda: client.get_sweep(sweep_id), world=world, interval=poll.interval,
-            timeout=poll.timeout, is_done=lambda s: str(s.get("status") or "") in TERMINAL,
-            describe=lambda s: f"status={s.get('status') or '?'} ({arms_progress(s)})",
+            timeout=poll.timeout, is_done=lambda s: (s.status or "") in TERMINAL,
+            describe=lambda s: f"status={s.status or '?'} ({arms_progress(s)})",
             prefix=f"  sweep {sweep_id}: ", what=f"sweep {sweep_id}", first=first,
             first_delay=FIRST_POLL_DELAY, stop=stop)
     except PollTimeout as exc:
@@ -99,27 +87,28 @@ def _fail(outcome: SweepOutcome, err: NeensError) -> SweepOutcome:
 def preview_flow(client: SweepClient, body: dict[str, Any], *, world: World) -> SweepOutcome:
     outcome = SweepOutcome(command="preview")
     try:
-        estimate, refusals = unwrap_estimate(client.preview_sweep(body))
+        estimate, refusals = client.preview_sweep(body)
     except NeensError as err:
         return _fail(outcome, err)
     if estimate is None:
         outcome.error = "the server returned no estimate for this sweep"
         return outcome
-    outcome.estimate, outcome.refusals = estimate, refusals  # refusals are shown, never failed
+    # refusals are shown, never failed
+    outcome.estimate, outcome.refusals = estimate, list(refusals)
     return outcome
 
 
-def _judge_state(outcome: SweepOutcome, sweep: dict[str, Any], *, require_all_arms: bool,
+def _judge_state(outcome: SweepOutcome, sweep: Sweep, *, require_all_arms: bool,
                  timed_out: bool) -> SweepOutcome:
     outcome.sweep = sweep
     outcome.require_all_arms = require_all_arms
     outcome.timed_out = timed_out
-    status = sweep.get("status")
+    status = sweep.status
     if status == "void":
         outcome.error = f"sweep {outcome.sweep_id} is void: the comparison is refused"
     elif status == "failed":
         outcome.error = f"sweep {outcome.sweep_id} failed" + (
-            f": {sweep['error']}" if sweep.get("error") else "")
+            f": {sweep.error}" if sweep.error else "")
     elif timed_out:
         outcome.warnings.append(
             f"the sweep was still {status} when the poll timeout ran out; "
@@ -135,19 +124,19 @@ def start_flow(
     wait = wait or require_all_arms
     try:
         created = client.create_sweep(body)
-        outcome.sweep_id = str(created.get("id") or "")
+        outcome.sweep_id = created.id
         if not outcome.sweep_id:
             outcome.error = "the server created a sweep but returned no id"
             return outcome
-        outcome.estimate, outcome.refusals = unwrap_estimate(created.get("estimate"))
-        k = created.get("passK") if created.get("passK") is not None else body.get("passK", "?")
+        outcome.estimate, outcome.refusals = created.estimate, list(created.refusals)
+        k = created.pass_k if created.pass_k is not None else body.get("passK", "?")
         world.log(f"Created sweep {outcome.sweep_id} ({len(body['arms'])} arms x k={k})")
         timed_out = False
         sweep = created
-        if wait and created.get("status") not in TERMINAL:
+        if wait and created.status not in TERMINAL:
             world.log("Waiting for the sweep to finish ...")
             sweep, timed_out = poll_sweep(client, outcome.sweep_id, poll=poll, world=world)
-        elif not wait and created.get("status") not in TERMINAL:
+        elif not wait and created.status not in TERMINAL:
             world.log(f"  not waiting: poll it with `neens sweep get {outcome.sweep_id}` "
                       f"and decide with `neens sweep decide --sweep-id {outcome.sweep_id}`")
     except NeensError as err:
@@ -167,7 +156,7 @@ def get_flow(
             sweep, timed_out = client.get_sweep(sweep_id), False
     except NeensError as err:
         return _fail(outcome, err)
-    outcome.estimate, outcome.refusals = unwrap_estimate(sweep.get("estimate"))
+    outcome.estimate, outcome.refusals = sweep.estimate, list(sweep.refusals)
     return _judge_state(outcome, sweep, require_all_arms=require_all_arms, timed_out=timed_out)
 
 
@@ -181,15 +170,15 @@ def decide_flow(
             outcome.sweep, timed_out = poll_sweep(client, sweep_id, poll=poll, world=world)
             if timed_out:
                 outcome.warnings.append(
-                    f"the sweep was still {outcome.sweep.get('status')} when the poll timeout "
+                    f"the sweep was still {outcome.sweep.status} when the poll timeout "
                     "ran out: the verdict below is not final")
         comparison = client.get_sweep_comparison(sweep_id, bar=bar, baseline_arm=baseline_arm)
     except NeensError as err:
         return _fail(outcome, err)
     outcome.comparison = comparison
     outcome.require_winner = require_winner
-    if comparison_is_void(comparison):
+    if comparison.void:
         outcome.error = f"sweep {sweep_id} is void: the comparison is refused"
-    elif comparison.get("status") == "failed":
+    elif comparison.status == "failed":
         outcome.error = f"sweep {sweep_id} failed"
     return outcome

@@ -45,7 +45,7 @@ def push_sweep(client: NeensClient, settings: SweepSettings, *, world: World) ->
         return out
     if out.error:
         return out
-    status = (out.sweep or {}).get("status")
+    status = out.sweep.status if out.sweep is not None else None
     if status not in flows.TERMINAL:
         out.warnings = [w for w in out.warnings if "poll timeout" not in w]
         out.error = (f"sweep {out.sweep_id} did not finish within poll-timeout "

@@ -14,10 +14,11 @@ terminal run). Unscored scenarios count as not passed, like the server's pass ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from neens_action.api.answers import Run
+from neens_action.api.suites import Scenario, Suite
 from neens_action.api.values import real
 from neens_action.outcome import Outcome
 from neens_action.report.model import ItemVerdict, Report, Table
@@ -25,57 +26,52 @@ from neens_action.report.model import ItemVerdict, Report, Table
 STRATEGY_ORDER = ("replay", "paraphrase", "escalate", "boundary")
 
 
-def _scenarios(suite: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    rows = (suite or {}).get("scenarios") or []
-    return [s for s in rows if isinstance(s, Mapping)]
+def _scenarios(suite: Suite | None) -> tuple[Scenario, ...]:
+    return suite.scenarios if suite is not None else ()
 
 
-def mode_label(scenario: Mapping[str, Any]) -> str:
-    name = str(scenario.get("failure_mode_name") or "").strip()
-    fid = str(scenario.get("failure_mode_id") or "").strip()
-    if name and fid and name != fid:
-        return f"{name} ({fid})"
-    return name or fid or "unknown"
+def mode_label(scenario: Scenario) -> str:
+    return scenario.mode_label
 
 
-def attacked_modes(suite: Mapping[str, Any] | None) -> list[str]:
+def attacked_modes(suite: Suite | None) -> list[str]:
     """Failure modes the suite attacked, in first-seen order (labels ``name (id)``)."""
     seen: list[str] = []
     for sc in _scenarios(suite):
         label = mode_label(sc)
         if label not in seen:
             seen.append(label)
-    if not seen:
-        for fid in (suite or {}).get("failureModeIds") or []:
-            if str(fid) not in seen:
-                seen.append(str(fid))
+    if not seen and suite is not None:
+        for fid in suite.failure_mode_ids:
+            if fid not in seen:
+                seen.append(fid)
     return seen
 
 
 def match_scenarios(
-    items: Iterable[ItemVerdict], suite: Mapping[str, Any] | None
-) -> list[tuple[ItemVerdict, Mapping[str, Any] | None]]:
+    items: Iterable[ItemVerdict], suite: Suite | None
+) -> list[tuple[ItemVerdict, Scenario | None]]:
     """Pair each run item with its scenario: by id first, then by identical input text."""
     scenarios = _scenarios(suite)
-    by_id = {str(s.get("id")): s for s in scenarios if s.get("id") is not None}
-    unused = [s for s in scenarios]
-    pairs: list[tuple[ItemVerdict, Mapping[str, Any] | None]] = []
+    by_id = {s.id: s for s in scenarios if s.id is not None}
+    unused = list(scenarios)
+    pairs: list[tuple[ItemVerdict, Scenario | None]] = []
     for item in items:
         sc = by_id.get(item.item_id)
         if sc is None:
-            sc = next((s for s in unused if str(s.get("input", "")) == item.input), None)
+            sc = next((s for s in unused if s.input == item.input), None)
         if sc is not None and sc in unused:
             unused.remove(sc)
         pairs.append((item, sc))
     return pairs
 
 
-def annotate(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> None:
+def annotate(items: list[ItemVerdict], suite: Suite | None) -> None:
     """Stamp each item with its source failure mode and strategy (in place)."""
     for item, sc in match_scenarios(items, suite):
         if sc is not None:
             item.suite = mode_label(sc)
-            item.strategy = str(sc.get("strategy") or "")
+            item.strategy = sc.strategy
 
 
 def _rate(passed: int, total: int) -> str:
@@ -85,7 +81,7 @@ def _rate(passed: int, total: int) -> str:
 
 
 def _tally(
-    pairs: list[tuple[ItemVerdict, Mapping[str, Any] | None]], key: Any
+    pairs: list[tuple[ItemVerdict, Scenario | None]], key: Any
 ) -> dict[str, list[int]]:
     """label -> [total, passed, failed, unscored], in first-seen order."""
     out: dict[str, list[int]] = {}
@@ -107,7 +103,7 @@ def _table(title: str, first: str, tally: dict[str, list[int]]) -> Table:
                  rows=rows)
 
 
-def stress_tables(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> list[Table]:
+def stress_tables(items: list[ItemVerdict], suite: Suite | None) -> list[Table]:
     """Pass rate per source failure mode and per strategy (unscored = not passed)."""
     pairs = match_scenarios(items, suite)
     by_mode = _tally(pairs, lambda i, s: mode_label(s) if s else (i.suite or "unmatched"))
@@ -115,7 +111,7 @@ def stress_tables(items: list[ItemVerdict], suite: Mapping[str, Any] | None) -> 
     for label in attacked_modes(suite):
         by_mode.setdefault(label, [0, 0, 0, 0])
     by_strategy = _tally(
-        pairs, lambda i, s: str((s or {}).get("strategy") or i.strategy or "unknown")
+        pairs, lambda i, s: (s.strategy if s else "") or i.strategy or "unknown"
     )
     ordered = {k: by_strategy[k] for k in STRATEGY_ORDER if k in by_strategy}
     ordered.update({k: v for k, v in by_strategy.items() if k not in ordered})
@@ -135,10 +131,10 @@ def items_from_run(run: Run | None) -> list[ItemVerdict]:
     return out
 
 
-def suite_facts(suite: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    if not suite:
+def suite_facts(suite: Suite | None) -> list[tuple[str, str]]:
+    if suite is None or not suite.raw:
         return []
-    facts = [("suite", f"{suite.get('name') or ''} ({suite.get('id') or '?'})".strip())]
+    facts = [("suite", f"{suite.name} ({suite.id or '?'})".strip())]
     modes = attacked_modes(suite)
     if modes:
         facts.append(("attacked", ", ".join(modes)))
@@ -146,24 +142,18 @@ def suite_facts(suite: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     if scenarios:
         counts: dict[str, int] = {}
         for sc in scenarios:
-            counts[str(sc.get("strategy") or "unknown")] = counts.get(
-                str(sc.get("strategy") or "unknown"), 0) + 1
+            counts[sc.strategy or "unknown"] = counts.get(sc.strategy or "unknown", 0) + 1
         order = [k for k in STRATEGY_ORDER if k in counts] + sorted(
             k for k in counts if k not in STRATEGY_ORDER)
         facts.append(("scenarios", f"{len(scenarios)} ("
                       + ", ".join(f"{k} {counts[k]}" for k in order) + ")"))
-    if suite.get("datasetVersionId"):
-        facts.append(("golden set", str(suite["datasetVersionId"])))
+    if suite.dataset_version_id:
+        facts.append(("golden set", suite.dataset_version_id))
     return facts
 
 
-def skipped_warnings(suite: Mapping[str, Any] | None) -> list[str]:
-    out = []
-    for row in (suite or {}).get("skippedStrategies") or []:
-        if isinstance(row, Mapping):
-            where = f" for {row['failure_mode_id']}" if row.get("failure_mode_id") else ""
-            out.append(f"strategy {row.get('strategy')} skipped{where}: {row.get('reason')}")
-    return out
+def skipped_warnings(suite: Suite | None) -> list[str]:
+    return [row.line() for row in suite.skipped] if suite is not None else []
 
 
 def build_stress_report(outcome: Outcome) -> Report:
@@ -174,8 +164,8 @@ def build_stress_report(outcome: Outcome) -> Report:
     # a scenario suite is graded on its own: no baseline is expected, so none is a caveat
     report.caveats = [c for c in report.caveats if "baseline" not in c]
     suite = outcome.suite
-    if suite and suite.get("id"):
-        report.title = f"Stress test {suite.get('name') or suite['id']}"
+    if suite is not None and suite.id:
+        report.title = f"Stress test {suite.name or suite.id}"
         if report.run_id:
             report.title += f" (run {report.run_id})"
     if not report.items and outcome.run:
@@ -187,21 +177,21 @@ def build_stress_report(outcome: Outcome) -> Report:
     for warning in skipped_warnings(suite):
         if warning not in report.warnings:
             report.warnings.append(warning)
-    if report.items and suite:
+    if report.items and suite is not None and suite.raw:
         report.tables = stress_tables(report.items, suite) + report.tables
-    if suite and suite.get("id"):
-        report.outputs.setdefault("suite-id", str(suite["id"]))
+    if suite is not None and suite.id:
+        report.outputs.setdefault("suite-id", suite.id)
     return report
 
 
-def scenario_table(suite: Mapping[str, Any] | None, *, limit: int = 60) -> Table:
+def scenario_table(suite: Suite | None, *, limit: int = 60) -> Table:
     """``neens stress get``: one row per scenario (input and expectation excerpts)."""
     def cut(text: Any, n: int) -> str:
         s = " ".join(str(text or "").split())
         return s if len(s) <= n else s[: n - 1] + "…"
 
-    rows = [[str(sc.get("strategy") or ""), mode_label(sc), cut(sc.get("input"), limit),
-             cut(sc.get("expected_output"), limit)] for sc in _scenarios(suite)]
+    rows = [[sc.strategy, mode_label(sc), cut(sc.input, limit), cut(sc.expected_output, limit)]
+            for sc in _scenarios(suite)]
     return Table(title="Scenarios",
                  columns=["STRATEGY", "FAILURE MODE", "INPUT", "EXPECTED BEHAVIOUR"], rows=rows)
 
@@ -220,14 +210,15 @@ def stress_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     from neens_action.report.render.json import eval_document
 
     doc = eval_document(outcome, report)
-    suite = outcome.suite or {}
+    suite = outcome.suite
+    raw = suite.raw if suite is not None else {}  # the server's values, passed through
     doc["suite"] = {
-        "id": suite.get("id"), "name": suite.get("name"), "status": suite.get("status"),
-        "error": suite.get("error"), "datasetVersionId": suite.get("datasetVersionId"),
+        "id": raw.get("id"), "name": raw.get("name"), "status": raw.get("status"),
+        "error": raw.get("error"), "datasetVersionId": raw.get("datasetVersionId"),
         "failureModes": attacked_modes(suite),
         "scenarioCount": len(_scenarios(suite)),
-        "skippedStrategies": list(suite.get("skippedStrategies") or []),
-    } if suite else None
+        "skippedStrategies": list(raw.get("skippedStrategies") or []),
+    } if raw else None
     tables = {t.title: t for t in report.tables}
     doc["stress"] = {
         "byFailureMode": _tally_json(tables["Pass rate per failure mode"])

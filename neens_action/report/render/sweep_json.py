@@ -10,29 +10,26 @@ from typing import Any
 from neens_action.outcome import SweepOutcome
 from neens_action.report.model import Report
 
+ARM_KEYS = ("label", "model", "status", "passed", "greens", "runsTerminal", "runsTotal", "error")
+
 
 def sweep_json_document(outcome: SweepOutcome) -> dict[str, Any]:
     """The ``--json`` document of every sweep subcommand."""
-    sweep, comparison = outcome.sweep, outcome.comparison
+    # the server's objects as they came (``raw``): --json passes them through unchanged
+    sweep = outcome.sweep.raw if outcome.sweep is not None else None
+    comparison = outcome.comparison.raw if outcome.comparison is not None else None
     doc: dict[str, Any] = {
         "sweepId": outcome.sweep_id or None,
         "exitCode": outcome.exit_code,
         "status": (sweep or comparison or {}).get("status"),
         "voidReason": (sweep or {}).get("voidReason") or (comparison or {}).get("voidReason"),
         "error": "interrupted" if outcome.interrupted else outcome.error,
-        "arms": [
-            {
-                "label": arm.get("label"), "model": arm.get("model"),
-                "status": arm.get("status"), "passed": arm.get("passed"),
-                "greens": arm.get("greens"), "runsTerminal": arm.get("runsTerminal"),
-                "runsTotal": arm.get("runsTotal"), "error": arm.get("error"),
-            }
-            for arm in (sweep or {}).get("arms") or [] if isinstance(arm, dict)
-        ],
+        "arms": [{key: arm.raw.get(key) for key in ARM_KEYS}
+                 for arm in (outcome.sweep.arms if outcome.sweep is not None else ())],
         "sweep": sweep,
     }
     if outcome.estimate is not None:
-        doc["estimate"] = outcome.estimate
+        doc["estimate"] = outcome.estimate.raw
         if outcome.refusals:
             doc["refusals"] = list(outcome.refusals)
     if outcome.command in ("decide", "run"):
@@ -49,7 +46,7 @@ def sweep_json_document(outcome: SweepOutcome) -> dict[str, Any]:
             for inv in outcome.invocations
         ]
         if outcome.failed_starts:
-            doc["failedStarts"] = list(outcome.failed_starts)
+            doc["failedStarts"] = [start.as_json() for start in outcome.failed_starts]
     if outcome.warnings:
         doc["warnings"] = list(outcome.warnings)
     return doc

@@ -9,6 +9,7 @@ import pytest
 
 from neens_action.api.answers import Gate, Run
 from neens_action.api.comparison import Comparison, Metrics
+from neens_action.api.suites import Suite
 from neens_action.errors import NeensApiError, RunError, UsageError
 from neens_action.flows import stress
 from neens_action.outcome import Outcome
@@ -104,12 +105,17 @@ def test_launch_body_carries_the_preprod_knobs() -> None:
     assert pull == {"version_label": "v1"}  # the server defaults the runner mode
 
 
+def progress(answer: dict) -> str:
+    return stress.suite_progress(Suite.decode(answer))
+
+
 def test_suite_progress_lines() -> None:
-    assert stress.suite_progress({"status": "generating",
+    assert progress({"status": "generating",
                                   "progress": {"done": 2, "total": 8}}) == "generating (2/8)"
-    assert stress.suite_progress({"status": "generating"}) == "generating"
-    assert stress.suite_progress({"status": "ready", "scenarioCount": 1}) == "ready (1 scenario)"
-    assert stress.suite_progress({"status": "failed", "error": "boom"}) == "failed: boom"
+    assert progress({"status": "generating"}) == "generating"
+    assert progress({"status": "ready", "scenarioCount": 1}) == "ready (1 scenario)"
+    assert progress({"status": "ready", "scenarios": [{}, {}]}) == "ready (2 scenarios)"
+    assert progress({"status": "failed", "error": "boom"}) == "failed: boom"
 
 
 class FakeClient:
@@ -125,13 +131,13 @@ class FakeClient:
         self.run_status = run_status
         self.calls: list[tuple[str, Any]] = []
 
-    def create_suite(self, body: dict) -> dict:
+    def create_suite(self, body: dict) -> Suite:
         self.calls.append(("create_suite", body))
-        return {"id": "sts_1", "status": "generating"}
+        return Suite.decode({"id": "sts_1", "status": "generating"})
 
-    def get_suite(self, suite_id: str) -> dict:
+    def get_suite(self, suite_id: str) -> Suite:
         self.calls.append(("get_suite", suite_id))
-        return self.suites.pop(0) if len(self.suites) > 1 else self.suites[0]
+        return Suite.decode(self.suites.pop(0) if len(self.suites) > 1 else self.suites[0])
 
     def launch_suite(self, suite_id: str, body: dict) -> Run:
         self.calls.append(("launch_suite", body))
@@ -176,7 +182,7 @@ def test_run_stress_push_generates_waits_launches_and_gates() -> None:
     w = world()
     out = stress.run_stress(push_settings(), client=client, world=w)
     assert out.error is None and out.mode == "stress"
-    assert out.run_id == "ppr_1" and out.suite == READY
+    assert out.run_id == "ppr_1" and out.suite.raw == READY
     assert out.gate == Gate.decode({"passed": True, "reasons": []})
     names = [c[0] for c in client.calls]
     assert names == ["create_suite", "get_suite", "get_suite", "launch_suite", "trigger_push",
@@ -193,7 +199,7 @@ def test_a_failed_generation_is_a_run_error_with_the_reason() -> None:
     out = stress.run_stress(push_settings(), client=client, world=world())
     assert out.error == "scenario generation failed for suite sts_1: no exemplars"
     assert out.run_id == "" and "launch_suite" not in [c[0] for c in client.calls]
-    assert out.suite is not None and out.suite["status"] == "failed"  # the last state read
+    assert out.suite is not None and out.suite.status == "failed"  # the last state read
 
 
 def test_a_suite_that_never_gets_ready_times_out() -> None:

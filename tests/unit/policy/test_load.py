@@ -100,7 +100,7 @@ def test_invalid_yaml_names_line_and_column(tmp_path: Path) -> None:
 
 
 def test_yaml_without_pyyaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from neens_action.policy import load
+    from neens_action.settings import policy_read as load
 
     monkeypatch.setattr(load, "_import_yaml", lambda: None)
     path = write(tmp_path, "pol.yml", "rules: []\n")

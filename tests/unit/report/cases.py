@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 from neens_action.api.answers import Gate, Run
 from neens_action.api.comparison import Comparison
+from neens_action.api.suites import Suite
 from neens_action.ci.main import EMPTY_KEY
-from neens_action.outcome import Invocation, Outcome, ShardInfo, SweepOutcome
+from neens_action.outcome import Invocation, Outcome, ShardInfo
 from neens_action.policy.result import PolicyEval, RuleResult
 from neens_action.report.build.errors import bad_input_report
 from neens_action.report.build.eval import build_eval_report
@@ -18,6 +19,7 @@ from neens_action.report.build.stress import build_stress_report
 from neens_action.report.build.sweep import build_sweep_report
 from neens_action.report.links import attach
 from neens_action.report.model import Report
+from tests.fakes.sweeps import sweep_outcome
 from tests.unit.report.samples import HOSTILE
 
 BASE = {"kind": "preprod_run", "runId": "ppr_100", "compared": True, "matchedItems": 4,
@@ -218,7 +220,7 @@ SUITE = {"id": "sts_1", "name": "Refund attacks", "status": "ready",
 
 def stress() -> Report:
     o = regressions(2)
-    o.mode, o.suite = "stress", copy.deepcopy(SUITE)
+    o.mode, o.suite = "stress", Suite.decode(copy.deepcopy(SUITE))
     raw = copy.deepcopy(dict(o.run.raw)) if o.run else {}
     for i, row in enumerate(raw["items"]):
         row["datasetVersionItemId"] = f"sc_{i}"
@@ -246,7 +248,7 @@ def sweep(kind: str) -> Report:
         comparison["arms"] = [_arm("big", 0.95, 0.0000336), _arm("big-again", 0.95, 0.0000336)]
         comparison["warnings"] = ["the arms use the same model: the sweep compares a model "
                                   "with itself"]
-    o = SweepOutcome(command="decide", sweep_id="msw_1", comparison=comparison,
+    o = sweep_outcome(command="decide", sweep_id="msw_1", comparison=comparison,
                      require_winner=kind == "no_winner",
                      sweep={"id": "msw_1", "status": "completed", "name": "models"})
     o.exit_code, o.build_verdict = (1, "blocked") if kind == "no_winner" else (0, "passed")

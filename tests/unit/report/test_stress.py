@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from neens_action.api.answers import Gate, Run
+from neens_action.api.suites import Suite
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.build import stress
 from neens_action.report.model import ItemVerdict
@@ -51,7 +52,8 @@ def run_items() -> list[dict]:
 
 
 def outcome(**kw) -> Outcome:
-    out = Outcome(mode="stress", run_id="ppr_1", base_url="http://neens.test", suite=SUITE,
+    out = Outcome(mode="stress", run_id="ppr_1", base_url="http://neens.test",
+                  suite=Suite.decode(SUITE),
                   run=Run.decode({"id": "ppr_1", "status": "completed", "completed": 4, "total": 5,
                        "items": run_items(),
                        "aggregate": {"passRate": 0.4, "passed": 2, "failed": 2, "errored": 1}}),
@@ -64,18 +66,18 @@ def outcome(**kw) -> Outcome:
 
 
 def test_attacked_modes_in_first_seen_order_with_ids() -> None:
-    assert stress.attacked_modes(SUITE) == ["Wrong refund amount (fm_refund)",
+    assert stress.attacked_modes(Suite.decode(SUITE)) == ["Wrong refund amount (fm_refund)",
                                             "Leaks internal notes (fm_leak)"]
-    assert stress.attacked_modes({"failureModeIds": ["fm_a"]}) == ["fm_a"]
+    assert stress.attacked_modes(Suite.decode({"failureModeIds": ["fm_a"]})) == ["fm_a"]
     assert stress.attacked_modes(None) == []
 
 
 def test_items_are_matched_by_id_then_by_input() -> None:
     items = [item("sc_2", "pass"), item("other", "fail", "What do your notes say?"),
              item("zz", "fail", "unknown prompt")]
-    pairs = stress.match_scenarios(items, SUITE)
-    assert [sc["id"] if sc else None for _, sc in pairs] == ["sc_2", "sc_4", None]
-    stress.annotate(items, SUITE)
+    pairs = stress.match_scenarios(items, Suite.decode(SUITE))
+    assert [sc.id if sc else None for _, sc in pairs] == ["sc_2", "sc_4", None]
+    stress.annotate(items, Suite.decode(SUITE))
     assert (items[0].suite, items[0].strategy) == ("Wrong refund amount (fm_refund)",
                                                    "paraphrase")
     assert (items[1].suite, items[1].strategy) == ("Leaks internal notes (fm_leak)", "replay")
@@ -84,7 +86,7 @@ def test_items_are_matched_by_id_then_by_input() -> None:
 
 def test_pass_rate_tables_per_failure_mode_and_per_strategy() -> None:
     items = stress.items_from_run(Run.decode({"items": run_items()}))
-    by_mode, by_strategy = stress.stress_tables(items, SUITE)
+    by_mode, by_strategy = stress.stress_tables(items, Suite.decode(SUITE))
     assert by_mode.title == "Pass rate per failure mode"
     assert by_mode.columns == ["Failure mode", "Scenarios", "Passed", "Failed", "Unscored",
                                "Pass rate"]
@@ -105,12 +107,13 @@ def test_a_mode_without_any_scored_item_still_gets_a_row() -> None:
     suite["scenarios"] = suite["scenarios"] + [{
         "id": "sc_9", "input": "x", "strategy": "boundary", "failure_mode_id": "fm_quiet",
         "failure_mode_name": "Quiet"}]
-    by_mode, _ = stress.stress_tables([item("sc_1", "pass")], suite)
+    by_mode, _ = stress.stress_tables([item("sc_1", "pass")], Suite.decode(suite))
     assert by_mode.rows[-1] == ["Quiet (fm_quiet)", "0", "0", "0", "0", "no data"]
 
 
 def test_unmatched_items_are_counted_not_dropped() -> None:
-    by_mode, by_strategy = stress.stress_tables([item("zz", "fail", "?")], SUITE)
+    by_mode, by_strategy = stress.stress_tables([item("zz", "fail", "?")],
+                                             Suite.decode(SUITE))
     assert by_mode.rows[0][:2] == ["unmatched", "1"]
     assert by_strategy.rows == [["unknown", "1", "0", "1", "0", "0% (0/1)"]]
 
@@ -145,8 +148,8 @@ def test_report_without_a_run_still_names_the_suite_and_the_error() -> None:
     failed = {"id": "sts_2", "name": "empty", "status": "failed",
               "error": "no scenario could be generated", "failureModeIds": ["fm_x"]}
     report = stress.build_stress_report(Outcome(
-        mode="stress", suite=failed, error="scenario generation failed for suite sts_2: no "
-        "scenario could be generated"))
+        mode="stress", suite=Suite.decode(failed),
+        error="scenario generation failed for suite sts_2: no scenario could be generated"))
     assert report.exit_code == 2 and report.verdict == "errored"
     assert report.tables == [] and report.items == []
     assert dict(report.facts)["attacked"] == "fm_x"
@@ -178,7 +181,7 @@ def test_stress_document_carries_suite_tallies_and_items() -> None:
 
 
 def test_scenario_table_for_stress_get() -> None:
-    table = stress.scenario_table(SUITE, limit=20)
+    table = stress.scenario_table(Suite.decode(SUITE), limit=20)
     assert table.columns == ["STRATEGY", "FAILURE MODE", "INPUT", "EXPECTED BEHAVIOUR"]
     assert table.rows[0] == ["replay", "Wrong refund amount (fm_refund)",
                              "Refund me for order…", "$50.00"]
@@ -190,7 +193,7 @@ def test_markdown_summary_shows_the_tables_and_escapes_untrusted_text() -> None:
 
     suite = {**SUITE, "scenarios": [dict(sc) for sc in SUITE["scenarios"]]}
     suite["scenarios"][2]["failure_mode_name"] = "Evil | <script>x</script> @team"
-    out = outcome(suite=suite)
+    out = outcome(suite=Suite.decode(suite))
     md = render_summary(stress.build_stress_report(out))
     assert "Pass rate per failure mode" in md and "Pass rate per strategy" in md
     assert "<script>" not in md

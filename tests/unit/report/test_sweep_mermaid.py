@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from neens_action.api.sweep_comparison import SweepComparison
 from neens_action.report.build.sweep import arm_charts
 from neens_action.report.model import Chart
 from neens_action.report.render.mermaid import chart_to_mermaid, mermaid_text
@@ -10,7 +11,7 @@ from tests.unit.report.test_sweep_report import SPEC_COMPARISON
 
 
 def test_sweep_charts_golden():
-    rate, cost = arm_charts(SPEC_COMPARISON["arms"])
+    rate, cost = arm_charts(SweepComparison.decode(SPEC_COMPARISON).arms)
     text = chart_to_mermaid(rate) + "\n" + chart_to_mermaid(cost)
     check_golden("sweep_charts.mmd", text)
     assert chart_to_mermaid(rate).splitlines() == [

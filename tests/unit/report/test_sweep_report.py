@@ -5,6 +5,13 @@ from __future__ import annotations
 import copy
 import json
 
+from neens_action.api.sweep_comparison import (
+    ComparedArm,
+    Cost,
+    Quality,
+    SweepComparison,
+    SweepWarning,
+)
 from neens_action.outcome import Invocation, SweepOutcome
 from neens_action.report.build.sweep import (
     AGENTS_TABLE,
@@ -20,6 +27,7 @@ from neens_action.report.build.sweep import (
 from neens_action.report.render.markdown import render_summary
 from neens_action.report.render.sweep_json import sweep_json_document
 from neens_action.report.render.sweep_text import render_sweep_text
+from tests.fakes.sweeps import sweep_outcome
 from tests.unit.report.golden_util import check_golden
 
 # Spec 10.8's illustrative comparison, as the server would send it (spec 4.12).
@@ -92,30 +100,47 @@ def _rich_comparison() -> dict:
 
 
 def _decide(comparison: dict, exit_code: int = 0, **kw) -> SweepOutcome:
-    return SweepOutcome(command="decide", sweep_id="msw-4f2c91ab0d3e", comparison=comparison,
-                        exit_code=exit_code, **kw)
+    return sweep_outcome(command="decide", sweep_id="msw-4f2c91ab0d3e", comparison=comparison,
+                         exit_code=exit_code, **kw)
+
+
+def _arm(**fields: object) -> ComparedArm:
+    return ComparedArm.decode(fields)
+
+
+def _quality(value: object) -> Quality:
+    return _arm(quality=value).quality
+
+
+def _cost(value: object) -> Cost:
+    return _arm(cost=value).cost
+
+
+def _cmp(answer: dict) -> SweepComparison:
+    return SweepComparison.decode(answer)
 
 
 def test_cells_follow_spec_formats():
-    assert pass_rate_cell({"rate": 0.925, "n": 40, "ciLow": 0.8, "ciHigh": 0.98}) == (
+    assert pass_rate_cell(_quality({"rate": 0.925, "n": 40, "ciLow": 0.8, "ciHigh": 0.98})) == (
         "92.5% (n=40, CI 80.0-98.0%)")
-    assert pass_rate_cell({"rate": 0.5}) == "50.0%"
-    assert pass_rate_cell({"rate": 0.5, "n": 4}) == "50.0% (n=4)"
-    assert pass_rate_cell({"rate": None, "n": 0}) == "no data"
-    assert pass_rate_cell(None) == "no data"
+    assert pass_rate_cell(_quality({"rate": 0.5})) == "50.0%"
+    assert pass_rate_cell(_quality({"rate": 0.5, "n": 4})) == "50.0% (n=4)"
+    assert pass_rate_cell(_quality({"rate": None, "n": 0})) == "no data"
+    assert pass_rate_cell(_quality(None)) == "no data"
     assert pass_k_cell(3, 3, True) == "3/3 PASS"
     assert pass_k_cell(2, 3, False) == "2/3 FAIL"
     assert pass_k_cell(0, 3, None) == "0/3 —"
     assert pass_k_cell(None, None, None) == "—"
-    assert cost_cell({"costPerCaseUsd": 0.0006, "priced": True}) == "$0.000600"
-    assert cost_cell({"costPerCaseUsd": 0.0006, "priced": True, "partial": True}) == (
+    assert cost_cell(_cost({"costPerCaseUsd": 0.0006, "priced": True})) == "$0.000600"
+    assert cost_cell(_cost({"costPerCaseUsd": 0.0006, "priced": True, "partial": True})) == (
         "$0.000600 (partial)")
-    assert cost_cell({"costPerCaseUsd": 0.0, "priced": False}) == "unpriced"  # never $0
-    assert cost_cell({"costPerCaseUsd": "n/a", "priced": True}) == "unpriced"
-    assert regressions_cell({"count": 3}) == "3"
-    assert regressions_cell({"count": None}) == "—"
-    assert warning_text({"code": "c", "message": "m", "arms": ["a", "b"]}) == "[c]: m (arms: a, b)"
-    assert warning_text("plain") == "plain"
+    assert cost_cell(_cost({"costPerCaseUsd": 0.0, "priced": False})) == "unpriced"  # never $0
+    assert cost_cell(_cost({"costPerCaseUsd": "n/a", "priced": True})) == "unpriced"
+    assert regressions_cell(_arm(regressions={"count": 3}).regressions) == "3"
+    assert regressions_cell(_arm(regressions={"count": None}).regressions) == "—"
+    assert warning_text(SweepWarning.decode({"code": "c", "message": "m", "arms": ["a", "b"]})
+                        ) == "[c]: m (arms: a, b)"
+    assert warning_text(SweepWarning.decode("plain")) == "plain"
 
 
 def test_verdict_block_matches_spec_example_exactly():
@@ -190,7 +215,7 @@ def test_estimate_block_partial_and_refusals():
         "totalUsd": 0.12345, "unpricedModels": ["gpt-oss:20b"], "unpricedArms": ["local"],
         "partial": True, "basis": {"tokensPerCall": 1200, "source": "history"},
     }
-    outcome = SweepOutcome(command="preview", estimate=estimate, exit_code=0,
+    outcome = sweep_outcome(command="preview", estimate=estimate, exit_code=0,
                            refusals=["budget 0.01 USD is below the estimate"])
     text = render_sweep_text(build_sweep_report(outcome))
     check_golden("sweep_estimate.txt", text + "\n")
@@ -209,7 +234,7 @@ def test_estimate_complete_total():
                 "perArm": [{"label": "a", "model": "m", "runs": 1, "calls": 2, "usd": 0.5}],
                 "totalUsd": 0.5, "partial": False}
     text = render_sweep_text(build_sweep_report(
-        SweepOutcome(command="preview", estimate=estimate, exit_code=0)))
+        sweep_outcome(command="preview", estimate=estimate, exit_code=0)))
     assert text.splitlines()[-1] == "  Total: $0.5000"
 
 
@@ -221,7 +246,7 @@ def test_state_block():
          "runsTerminal": 3, "runsTotal": 3, "error": "connection refused"},
     ], "error": "one arm failed"}
     text = render_sweep_text(build_sweep_report(
-        SweepOutcome(command="get", sweep_id="msw-9", sweep=sweep, exit_code=0)))
+        sweep_outcome(command="get", sweep_id="msw-9", sweep=sweep, exit_code=0)))
     assert text.splitlines() == [
         "Sweep msw-9 — status=running",
         "  sonnet: claude-sonnet-4-6 — running pass^k 1/3 — (2/3 runs terminal)",
@@ -234,7 +259,7 @@ def test_state_block():
 def test_void_state_block():
     sweep = {"id": "msw-9", "status": "void", "voidReason": "dataset version differs",
              "arms": [{"label": "a", "greens": 3, "k": 3, "passed": True}]}
-    text = render_sweep_text(build_sweep_report(SweepOutcome(
+    text = render_sweep_text(build_sweep_report(sweep_outcome(
         command="get", sweep_id="msw-9", sweep=sweep, exit_code=2, error="void")))
     assert "  VOID: dataset version differs" in text.splitlines()
     assert "3/3" not in text
@@ -250,7 +275,7 @@ def test_untrusted_text_cannot_forge_lines():
 
 
 def test_interrupted_and_error_tail():
-    out = SweepOutcome(command="run", sweep_id="msw-1", interrupted=True, error="interrupted",
+    out = sweep_outcome(command="run", sweep_id="msw-1", interrupted=True, error="interrupted",
                        exit_code=130)
     assert render_sweep_text(build_sweep_report(out)).splitlines()[-1] == "neens: interrupted"
 
@@ -259,7 +284,7 @@ def test_json_document_run():
     sweep = {"id": "msw-1", "status": "completed", "arms": [
         {"label": "a", "model": "m", "status": "completed", "passed": True, "greens": 1,
          "runsTerminal": 1, "runsTotal": 1, "runs": [{"runId": "ppr_1"}]}]}
-    out = SweepOutcome(
+    out = sweep_outcome(
         command="run", sweep_id="msw-1", sweep=sweep, comparison=SPEC_COMPARISON, exit_code=0,
         invocations=[Invocation(item_id="it_1", input="secret prompt", returncode=0,
                                 duration_s=0.1234, arm="a", model="m", rep=1, run_id="ppr_1",
@@ -282,13 +307,13 @@ def test_json_document_decide_without_sweep_and_preview():
     doc = sweep_json_document(_decide(SPEC_COMPARISON))
     assert doc["status"] == "completed" and doc["arms"] == [] and doc["sweep"] is None
     assert "invocations" not in doc
-    prev = sweep_json_document(SweepOutcome(command="preview", estimate={"totalRuns": 1},
+    prev = sweep_json_document(sweep_outcome(command="preview", estimate={"totalRuns": 1},
                                             exit_code=0))
     assert prev["estimate"] == {"totalRuns": 1} and "comparison" not in prev
 
 
 def test_winner_label_variants():
-    assert winner_label({"verdict": {"outcome": "none_clear", "winner": "x"}}) == ""
-    assert winner_label({"verdict": {"outcome": "winner", "winner": "x"}}) == "x"
-    assert winner_label({"verdict": {"outcome": "winner", "winnerArmId": "a1"},
-                         "arms": [{"armId": "a1", "label": "one"}]}) == "one"
+    assert winner_label(_cmp({"verdict": {"outcome": "none_clear", "winner": "x"}})) == ""
+    assert winner_label(_cmp({"verdict": {"outcome": "winner", "winner": "x"}})) == "x"
+    assert winner_label(_cmp({"verdict": {"outcome": "winner", "winnerArmId": "a1"},
+                              "arms": [{"armId": "a1", "label": "one"}]})) == "one"

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import pytest
 
+from neens_action.api.sweep_comparison import SweepComparison
 from neens_action.report.build.sweep_saving import saving
 from tests.unit.report.cases import CASES
 
 
-def _cmp(win: float | None, base: float | None, *, priced: bool = True) -> dict:
+def _cmp(win: float | None, base: float | None, *, priced: bool = True) -> SweepComparison:
     def arm(label: str, usd: float | None, ok: bool = True) -> dict:
         return {"armId": f"a_{label}", "label": label,
                 "cost": {"costPerCaseUsd": usd, "priced": ok and usd is not None}}
-    return {"baseline": {"armId": "a_big", "label": "big"},
-            "arms": [arm("small", win, priced), arm("big", base)]}
+    return SweepComparison.decode({"baseline": {"armId": "a_big", "label": "big"},
+                                   "arms": [arm("small", win, priced), arm("big", base)]})
 
 
 @pytest.mark.parametrize(("win", "base", "priced", "said"), [

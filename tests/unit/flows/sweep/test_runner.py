@@ -6,6 +6,8 @@ import io
 import threading
 from typing import ClassVar
 
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Sweep
 from neens_action.errors import NeensApiError
 from neens_action.flows.sweep.runner import (
     ChildRun,
@@ -67,12 +69,12 @@ class RunClient:
 
     def create_sweep(self, body):
         self._rec("create", body)
-        return {"id": "msw-1", "status": "pending"}
+        return Sweep.decode({"id": "msw-1", "status": "pending"})
 
     def get_sweep(self, sweep_id):
         self._rec("get", sweep_id)
         self.gets += 1
-        return self.sweep if self.gets == 1 else self.final
+        return Sweep.decode(self.sweep if self.gets == 1 else self.final)
 
     def get_items(self, run_id):
         self._rec("items", run_id)
@@ -90,11 +92,11 @@ class RunClient:
 
     def get_sweep_comparison(self, sweep_id, bar=None, baseline_arm=None):
         self._rec("comparison", sweep_id, bar, baseline_arm)
-        return self.comparison
+        return SweepComparison.decode(self.comparison)
 
     def cancel_sweep(self, sweep_id, quick=False):
         self._rec("cancel", sweep_id)
-        return {**self.sweep, "status": "cancelled"}
+        return Sweep.decode({**self.sweep, "status": "cancelled"})
 
     def names(self, kind):
         return [c[1] for c in self.calls if c[0] == kind]
@@ -149,11 +151,14 @@ def params(**kw):
 
 
 def test_is_runner_sweep():
-    assert is_runner_sweep({"runnerMode": "runner"})
-    assert not is_runner_sweep({"runnerMode": "push", "arms": [{"runnerMode": "runner"}]})
-    assert is_runner_sweep({"arms": [{"runnerMode": "runner"}, {"runnerMode": "runner"}]})
-    assert not is_runner_sweep({"arms": [{"runnerMode": "runner"}, {}]})
-    assert not is_runner_sweep({"arms": []})
+    def runner(answer):
+        return is_runner_sweep(Sweep.decode(answer))
+
+    assert runner({"runnerMode": "runner"})
+    assert not runner({"runnerMode": "push", "arms": [{"runnerMode": "runner"}]})
+    assert runner({"arms": [{"runnerMode": "runner"}, {"runnerMode": "runner"}]})
+    assert not runner({"arms": [{"runnerMode": "runner"}, {}]})
+    assert not runner({"arms": []})
 
 
 def test_plan_is_rep_major_item_then_arms_round_robin():
@@ -175,7 +180,7 @@ def test_runs_to_drive_skips_runs_past_awaiting_traces():
     sweep["arms"][0]["runs"][0]["status"] = "running"
     sweep["arms"][1]["runs"][1].pop("status")
     sweep["arms"][1]["runs"][1].pop("rep")
-    todo, skipped = runs_to_drive(sweep)
+    todo, skipped = runs_to_drive(Sweep.decode(sweep))
     assert skipped == 1
     assert [(r.run_id, r.rep) for r in todo] == [("ppr_a2", 2), ("ppr_b1", 1), ("ppr_b2", 2)]
 
@@ -229,7 +234,7 @@ def test_failed_start_exits_2_with_resume_hint_no_cancel_no_poll():
     w = world()
     out = run_flow(client, params(), world=w, runner_factory=factory())
     assert code(out) == 2
-    assert sorted(f["runId"] for f in out.failed_starts) == ["ppr_a1", "ppr_b2"]
+    assert sorted(f.run_id for f in out.failed_starts) == ["ppr_a1", "ppr_b2"]
     assert "neens sweep run --sweep-id msw-1 -- agent --x" in out.error
     assert client.names("cancel") == [] and client.names("comparison") == []
     assert client.gets == 1
@@ -243,7 +248,7 @@ def test_every_invocation_failed_cancels_and_exits_2():
     assert len(kept) == 20 and len(out.invocations) == 22  # bounded output tails
     assert code(out) == 2 and "every agent invocation failed" in out.error
     assert client.names("cancel") == ["msw-1"]
-    assert out.sweep["status"] == "cancelled"  # the report shows the cancelled state
+    assert out.sweep.status == "cancelled"  # the report shows the cancelled state
 
 
 def test_one_failing_invocation_still_starts_its_run():

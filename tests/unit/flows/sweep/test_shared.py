@@ -8,6 +8,8 @@ import io
 import pytest
 
 from neens_action import verdict
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.errors import NeensApiError, UsageError
 from neens_action.flows.sweep import shared as flows
 from neens_action.outcome import SweepOutcome
@@ -41,22 +43,22 @@ class FakeClient:
     def preview_sweep(self, body):
         self.calls.append(("preview", body))
         self._maybe_fail("preview")
-        return self.preview
+        return Estimate.unwrap(self.preview)
 
     def create_sweep(self, body):
         self.calls.append(("create", body))
         self._maybe_fail("create")
-        return self.created
+        return Sweep.decode(self.created)
 
     def get_sweep(self, sweep_id):
         self.calls.append(("get", sweep_id))
         self._maybe_fail("get")
-        return self.sweeps.pop(0) if len(self.sweeps) > 1 else self.sweeps[0]
+        return Sweep.decode(self.sweeps.pop(0) if len(self.sweeps) > 1 else self.sweeps[0])
 
     def get_sweep_comparison(self, sweep_id, bar=None, baseline_arm=None):
         self.calls.append(("comparison", sweep_id, bar, baseline_arm))
         self._maybe_fail("comparison")
-        return self.comparison
+        return SweepComparison.decode(self.comparison)
 
     def cancel_sweep(self, sweep_id, quick=False):
         self.calls.append(("cancel", sweep_id))
@@ -128,13 +130,6 @@ def test_value_checks():
         settings_sweep.check_budget(-1)
 
 
-def test_unwrap_estimate_bare_and_enveloped():
-    est = {"totalRuns": 2, "perArm": []}
-    assert flows.unwrap_estimate(est) == (est, [])
-    assert flows.unwrap_estimate({"estimate": est, "refusals": ["no"]}) == (est, ["no"])
-    assert flows.unwrap_estimate(None) == (None, [])
-
-
 # ---------------------------------------------------------------- exit codes (8.4 / 8.5)
 
 
@@ -153,7 +148,7 @@ def test_unwrap_estimate_bare_and_enveloped():
 ])
 def test_state_exit_code(status, arms, require, code):
     sweep = {"status": status, "arms": arms}
-    assert verdict.sweep_state_code(sweep, require_all_arms=require) == code
+    assert verdict.sweep_state_code(Sweep.decode(sweep), require_all_arms=require) == code
 
 
 @pytest.mark.parametrize("comparison,require,code", [
@@ -168,7 +163,8 @@ def test_state_exit_code(status, arms, require, code):
     ({"status": "completed", "verdict": None}, True, 1),
 ])
 def test_decide_exit_code(comparison, require, code):
-    assert verdict.sweep_decide_code(comparison, require_winner=require) == code
+    assert verdict.sweep_decide_code(SweepComparison.decode(comparison),
+                                     require_winner=require) == code
 
 
 @pytest.mark.parametrize("comparison,code", [
@@ -184,7 +180,7 @@ def test_decide_exit_code(comparison, require, code):
     ({"status": "running", "verdict": {"outcome": "winner"}}, 2),
 ])
 def test_run_exit_code(comparison, code):
-    assert verdict.sweep_run_code(comparison) == code
+    assert verdict.sweep_run_code(SweepComparison.decode(comparison)) == code
 
 
 # ---------------------------------------------------------------- flows
@@ -194,7 +190,7 @@ def test_preview_flow_refusals_still_exit_0():
     client = FakeClient(preview={"estimate": {"totalRuns": 1, "perArm": []},
                                  "refusals": ["budget"]})
     out = flows.preview_flow(client, {"arms": []}, world=world())
-    assert code(out) == 0 and out.refusals == ["budget"] and out.estimate["totalRuns"] == 1
+    assert code(out) == 0 and out.refusals == ["budget"] and out.estimate.total_runs == 1
 
 
 def test_preview_flow_api_error_exit_2():

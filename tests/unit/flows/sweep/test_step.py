@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from neens_action.api.sweep_comparison import SweepComparison
+from neens_action.api.sweeps import Sweep
 from neens_action.errors import Interrupted, NeensApiError
 from neens_action.flows.sweep.step import sweep_step
 from neens_action.jobs import JOBS
@@ -31,24 +33,24 @@ class FakeSweepClient:
         self.raise_on_get = raise_on_get
         self.calls: list[tuple[Any, ...]] = []
 
-    def create_sweep(self, body: dict[str, Any]) -> dict[str, Any]:
+    def create_sweep(self, body: dict[str, Any]) -> Sweep:
         self.calls.append(("create", body))
-        return {"id": "msw-1", "status": "pending", "passK": body.get("passK")}
+        return Sweep.decode({"id": "msw-1", "status": "pending", "passK": body.get("passK")})
 
-    def get_sweep(self, sweep_id: str) -> dict[str, Any]:
+    def get_sweep(self, sweep_id: str) -> Sweep:
         self.calls.append(("get", sweep_id))
         if self.raise_on_get is not None:
             raise self.raise_on_get
-        return self.sweeps.pop(0) if len(self.sweeps) > 1 else self.sweeps[0]
+        return Sweep.decode(self.sweeps.pop(0) if len(self.sweeps) > 1 else self.sweeps[0])
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
-                             baseline_arm: str | None = None) -> dict[str, Any]:
+                             baseline_arm: str | None = None) -> SweepComparison:
         self.calls.append(("comparison", sweep_id, bar, baseline_arm))
-        return dict(self.comparison or {})
+        return SweepComparison.decode(dict(self.comparison or {}))
 
-    def cancel_sweep(self, sweep_id: str, quick: bool = False) -> dict[str, Any]:
+    def cancel_sweep(self, sweep_id: str, quick: bool = False) -> Sweep:
         self.calls.append(("cancel", sweep_id, quick))
-        return {"id": sweep_id, "status": "cancelled"}
+        return Sweep.decode({"id": sweep_id, "status": "cancelled"})
 
 
 def _world() -> World:
@@ -135,12 +137,13 @@ def test_api_error_on_create_is_exit_2() -> None:
 @pytest.mark.parametrize(("require", "code"), [(False, 0), (True, 1)])
 def test_runner_sweep_without_a_winner_passes_unless_required(require: bool,
                                                               code: int) -> None:
-    out = SweepOutcome(command="run", sweep_id="msw-2", comparison=_comparison("none_clear"),
+    out = SweepOutcome(command="run", sweep_id="msw-2",
+                       comparison=SweepComparison.decode(_comparison("none_clear")),
                        require_winner=require)
     conclude(out, job=JOBS["sweep"], world=_world())
     assert out.exit_code == code
     errored = SweepOutcome(command="run", error="sweep msw-2 is void", require_winner=require,
-                           comparison={"status": "void"})
+                           comparison=SweepComparison.decode({"status": "void"}))
     conclude(errored, job=JOBS["sweep"], world=_world())
     assert errored.exit_code == 2
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from neens_action.policy.validate import SEVERITIES, Checker, describe
+from neens_action.settings.policy_file import SEVERITIES, Checker, describe
 
 GATES_KEYS = ("mode", "severity", "enforce")
 MODES = ("exact", "include")
