@@ -132,6 +132,10 @@ class FilesPublisher:
         if len(failing) > ECHO_INVOCATIONS:
             printer(f"--- {len(failing) - ECHO_INVOCATIONS} more failing item(s) not shown ---")
 
+    def sticky(self, report: Report) -> str:
+        """Post ``report`` as the sticky PR/MR comment; its URL ("" where there is none)."""
+        return ""
+
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         outputs = base_outputs(report)
         outputs.update(self.write_artifacts(report, result_json))
@@ -207,6 +211,8 @@ class GitHubPublisher(FilesPublisher):
             self.log(f"neens: {line}")
         return result.url
 
+    sticky = comment
+
     def _step(self, what: str, step: Callable[[], object]) -> None:
         """One publishing step; a failure is a warning and the next step still runs."""
         try:
@@ -276,6 +282,8 @@ class GitLabPublisher(FilesPublisher):
         for notice in result.notices:
             self.log(f"neens: notice: {notice}")
         return result.url
+
+    sticky = note
 
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         from neens_action.publish.gitlab import write_dotenv

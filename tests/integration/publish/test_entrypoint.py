@@ -154,7 +154,8 @@ def test_github_bad_input_is_one_error_line(sandbox: Sandbox, gh: FakeGitHub,
     errors = [line for line in proc.stderr.splitlines() if line.startswith("::error")]
     assert errors == ["::error title=neens input::min-pass-rate: must be at most 1, got 1.5"]
     assert "Traceback" not in proc.stderr
-    assert gh.requests == []
+    # the PR learns why too (tests/integration/publish/test_bad_input_comment.py)
+    assert [c["body"].count("must be at most 1") for c in gh.comments(7)] == [1]
 
 
 def test_github_rejected_key_names_the_input_not_the_flag(sandbox: Sandbox, gh: FakeGitHub,
