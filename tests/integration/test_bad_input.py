@@ -185,7 +185,7 @@ CASES = [
     Case("items-truncated", [*ATTACH_L, *AGENT], "non-JSON",
          routes={GET_ITEMS: Raw(200, '{"items": [{"item_id": "it_1", "inp')}),
     # -- hostile answers (issue 17) -------------------------------------------------------------
-    Case("run-drip", [*ATTACH, *AGENT], "no complete answer within 1.5 s",
+    Case("run-drip", [*ATTACH, *AGENT], "no complete answer from Neens within 1.5 s",
          env={"NEENS_REQUEST_BUDGET": "1.5"}, routes={GET_RUN: Raw(200, DRIP_RUN, drip=0.5)}),
     Case("run-deeply-nested", [*ATTACH, *AGENT], "nested too deeply",
          routes={GET_RUN: Raw(200, DEEP)}),
