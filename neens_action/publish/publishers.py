@@ -272,11 +272,20 @@ class GitLabPublisher(FilesPublisher):
     def note(self, report: Report) -> str:
         if self.config.comment == "off":
             return ""
-        from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
+        from neens_action.publish.gitlab import (
+            GitLabContext,
+            artifact_url,
+            marker,
+            post_sticky_note,
+        )
 
         ctx = GitLabContext.from_env(self.config.environ)
         mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
-        body = render_comment(report, marker=mark, details_url=ctx.job_url or None)
+        # on GitLab the full summary is an artifact of the job, not part of its log
+        artifact = artifact_url(ctx.job_url, self.config.workspace, self.config.summary_file)
+        if artifact:
+            report.links["summary"] = artifact
+        body = render_comment(report, marker=mark, details_url=artifact or ctx.job_url or None)
         result = post_sticky_note(ctx, token=self.config.token, body=body, mark=mark,
                                   mode=self.config.comment, timeout=self.config.timeout)
         for notice in result.notices:

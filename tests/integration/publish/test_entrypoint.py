@@ -228,6 +228,10 @@ def test_gitlab_component_writes_note_dotenv_and_junit(sandbox: Sandbox, gl: Fak
     assert "<failure" in junit
     notes = gl.mr_notes("5")
     assert len(notes) == 1 and "❌ Blocked" in notes[0]["body"]
+    # the footer's "full summary" is the summary artifact, not the job log
+    artifact = "https://gitlab.example/g/p/-/jobs/1/artifacts/file/neens-summary.md"
+    assert f"[full summary in the CI job]({artifact})" in notes[0]["body"]
+    assert "(https://gitlab.example/g/p/-/jobs/1)" not in notes[0]["body"]
     for text in (dotenv, junit, notes[0]["body"], proc.stdout, proc.stderr,
                  (project / "neens-result.json").read_text(),
                  (project / "neens-summary.md").read_text()):
