@@ -217,9 +217,12 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
             failure = preflight(ctx, client)
         # a failed install or preflight concludes the job as a run error, without running it
         flow = (lambda: job.blank(failure)) if failure else None
+        publishers = publishers_for(ctx, job.name)
+        if mode == "run" and not failure:  # one job, one comment: "running" until the verdict
+            world.on_start = progress_hook(publishers, plan.settings, world)
         return pipeline.execute(
             job, plan.settings, world=world, policy=plan.policy, client=client,
-            publishers=publishers_for(ctx, job.name),
+            publishers=publishers,
             junit_path=artifact_path(ctx, "junit-file"), flow=flow,
         )
     except SettingError as exc:  # a settings rule an input broke, named as that input
@@ -238,6 +241,20 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
     finally:
         if client is not None:
             client.close()
+
+
+def progress_hook(publishers: list[Publisher], settings: object,
+                  world: World) -> Callable[[int], None]:
+    """``World.on_start`` of a CI run: each publisher's "running" comment."""
+    dataset = str(getattr(settings, "dataset", None) or "")
+
+    def started(items: int) -> None:
+        for publisher in publishers:
+            announce = getattr(publisher, "in_progress", None)
+            if announce is not None:
+                announce(items, dataset, world.clock.utcnow())
+
+    return started
 
 
 def preflight(ctx: CiContext, client: NeensClient) -> str | None:

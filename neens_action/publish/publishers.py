@@ -19,6 +19,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,9 @@ class FilesPublisher:
         """Post ``report`` as the sticky PR/MR comment; its URL ("" where there is none)."""
         return ""
 
+    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
+        """The "running" sticky comment, before the first agent starts (none here)."""
+
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         outputs = base_outputs(report)
         outputs.update(self.write_artifacts(report, result_json))
@@ -212,6 +216,21 @@ class GitHubPublisher(FilesPublisher):
         return result.url
 
     sticky = comment
+
+    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
+        if self.config.comment != "update":  # "new" would leave it beside the verdict
+            return
+        from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
+        from neens_action.publish.progress import progress_body
+
+        ctx = GitHubContext.from_env(self.config.environ)
+        mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
+                      leg=self.config.matrix_key)
+        body = progress_body(mark, items=items, dataset=dataset, started=started,
+                             job_url=ctx.details_url)
+        post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
+                            mode="update", timeout=self.config.timeout,
+                            author=self.config.comment_author)
 
     def _step(self, what: str, step: Callable[[], object]) -> None:
         """One publishing step; a failure is a warning and the next step still runs."""
