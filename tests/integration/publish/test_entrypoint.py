@@ -137,7 +137,8 @@ def test_github_action_pass_then_fail_updates_one_comment(sandbox: Sandbox, gh: 
     # ($20 is a GitLab snippet reference: broken with a zero-width space)
     assert "Your refund of \\$\u200b20.99 for order 7 has been approved." in row
     assert "| \\$\u200b19.99 |" in row and "✗ correctness" in row
-    assert len(gh.calls("PATCH")) == 1
+    # run 1: its "running" comment edited into the verdict; run 2: running, then the verdict
+    assert len(gh.calls("PATCH")) == 3 and len(gh.calls("POST")) == 1
     summary = (tmp_path / "summary.md").read_text()
     assert "#### Failing items" in summary
     _no_secret(sandbox.api_key, summary, comments[0]["body"],
