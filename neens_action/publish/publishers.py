@@ -313,6 +313,19 @@ class GitLabPublisher(FilesPublisher):
 
     sticky = note
 
+    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
+        if self.config.comment != "update":  # "new" would leave it beside the verdict
+            return
+        from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
+        from neens_action.publish.progress import progress_body
+
+        ctx = GitLabContext.from_env(self.config.environ)
+        mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
+        body = progress_body(mark, items=items, dataset=dataset, started=started,
+                             job_url=ctx.job_url or None)
+        post_sticky_note(ctx, token=self.config.token, body=body, mark=mark, mode="update",
+                         timeout=self.config.timeout)
+
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         from neens_action.publish.gitlab import write_dotenv
 

@@ -233,6 +233,12 @@ def test_gitlab_component_writes_note_dotenv_and_junit(sandbox: Sandbox, gl: Fak
     artifact = "https://gitlab.example/g/p/-/jobs/1/artifacts/file/neens-summary.md"
     assert f"[full summary in the CI job]({artifact})" in notes[0]["body"]
     assert "(https://gitlab.example/g/p/-/jobs/1)" not in notes[0]["body"]
+    # the "running" note came first and was edited into the verdict: one note, two writes
+    posted = [r for r in gl.calls("POST") if r.path.endswith("/merge_requests/5/notes")]
+    edited = [r for r in gl.calls("PUT") if "/merge_requests/5/notes/" in r.path]
+    assert len(posted) == 1 and len(edited) == 1, [r.path for r in gl.requests]
+    assert "⏳ **Neens eval running**" in posted[0].body["body"]
+    assert "against `ds_refunds`" in posted[0].body["body"]
     for text in (dotenv, junit, notes[0]["body"], proc.stdout, proc.stderr,
                  (project / "neens-result.json").read_text(),
                  (project / "neens-summary.md").read_text()):
