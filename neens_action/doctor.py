@@ -1,6 +1,6 @@
 """``neens doctor``: check, in order, everything a pull run needs before the first item.
 
-1. the base URL answers (any HTTP answer counts: it is the Neens API origin and reachable);
+1. the base URL answers as Neens (a refusal of the keyless call counts; a 404 or 5xx does not);
 2. the API key is accepted (an authenticated read);
 3. an OTLP traces endpoint is set in the environment the agents inherit;
 4. that endpoint is reachable and accepts the key (an empty OTLP/JSON export);
@@ -16,13 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import requests
 
 from neens_action.agents.correlation import HTTP_PROTOBUF, PROTOCOL_VARS, otlp_protocol
 from neens_action.api.client import NeensClient
+from neens_action.api.http_util import path_hint
 from neens_action.errors import NeensApiError
-from neens_action.otlp import exporter_headers, origin_text, same_origin, traces_endpoint
+from neens_action.otlp import (
+    TRACES_PATH,
+    exporter_headers,
+    origin_text,
+    same_origin,
+    traces_endpoint,
+)
 from neens_action.settings.names import CONNECTION_NAMES, phrase
 
 __all__ = ["Check", "exporter_headers", "preflight", "run_checks", "traces_endpoint"]
@@ -58,8 +66,17 @@ def check_base_url(base_url: str) -> Check:
         return Check(name, False, f"{base_url} did not answer ({type(exc).__name__})",
                      "check the URL, DNS and any proxy; it is the Neens API origin, "
                      "e.g. https://neens.example.com")
+    status = resp.status_code
     resp.close()
-    return Check(name, True, f"{base_url} (HTTP {resp.status_code})")
+    if status == 404:  # no Neens route at this origin: name what is wrong, not a guess
+        hint = path_hint(base_url)
+        return Check(name, False, f"{base_url} has no Neens API (HTTP 404 on /flywheel/gates/ci)",
+                     hint or "point it at the Neens API origin, e.g. https://neens.example.com")
+    if status >= 500:
+        return Check(name, False, f"{base_url} answers HTTP {status}", "Neens had a server "
+                     "error: try again later, or check the status of this Neens")
+    # 2xx or a refusal of this keyless call: the origin is Neens; the key is checked next
+    return Check(name, True, f"{base_url} answers")
 
 
 def check_key(client: NeensClient) -> Check:
@@ -70,10 +87,14 @@ def check_key(client: NeensClient) -> Check:
     try:
         client.list_ci_gates()
     except NeensApiError as exc:
-        if exc.status in (401, 403):
-            return Check(name, False, f"HTTP {exc.status}",
-                         "NEENS_API_KEY is not a valid project key for this Neens; "
-                         "copy a nk_live_... key from the project settings")
+        if exc.status == 401:
+            return Check(name, False, "HTTP 401: Neens refused the key",
+                         f"{phrase('api_key', CONNECTION_NAMES, 'either')} is not a valid project "
+                         "key for this Neens; copy a nk_live_... key from the project settings")
+        if exc.status == 403:
+            return Check(name, False, "HTTP 403: the key may not access this project",
+                         "use a key of the project the dataset belongs to (or drop "
+                         f"{phrase('project_id', CONNECTION_NAMES)})")
         return Check(name, False, str(exc), "see the error above")
     return Check(name, True)
 
@@ -112,8 +133,25 @@ def check_otlp_accepts(env: Mapping[str, str],
         return Check(name, False, f"HTTP {status}: the receiver refused the exporter's "
                      "credentials", 'export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer '
                      '$NEENS_API_KEY"')
-    return Check(name, False, f"HTTP {status}", "is this the Neens OTLP receiver "
-                 "(<base URL>/v1/traces)?")
+    return Check(name, False, f"HTTP {status}", otlp_fix(url, base_url, status))
+
+
+def otlp_fix(url: str, base_url: str, status: int) -> str:
+    """What is wrong with a traces endpoint that answered ``status``, and the fix."""
+    expected = base_url.rstrip("/") + TRACES_PATH if base_url else ""
+    if expected and url.rstrip("/") == expected:  # already the receiver's address
+        if status == 404:
+            return (f"{expected} is where Neens receives traces, and it answered 404: this "
+                    "Neens has no OTLP receiver; ask its operator to enable it")
+        return (f"{expected} is where Neens receives traces, and it answered HTTP {status}: "
+                "try again later, or ask the operator of this Neens")
+    if expected and same_origin(url, base_url):
+        return (f"the traces path is {urlsplit(url).path or '/'}, not {TRACES_PATH}: export "
+                f"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={expected}")
+    if expected:
+        return (f"{origin_text(url)} is not Neens; if no collector forwards the traces, "
+                f"export OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={expected}")
+    return "is this the Neens OTLP receiver (<base URL>/v1/traces)?"
 
 
 def check_headers_carry_key(env: Mapping[str, str], api_key: str | None,

@@ -128,6 +128,32 @@ def md_text(text: object, *, line_start: bool = False) -> str:
     return _BARE_WWW.sub(r"\1" + ZWSP, _BARE_SCHEME.sub(r"\1" + ZWSP, escaped))
 
 
+_URL = re.compile(r"(?i)\bhttps?://[^\s`<>]+")
+
+
+def md_message(text: object) -> str:
+    """An error or notice line for inline Markdown: like :func:`md_text`, but an http(s) URL
+    in it is a code span, so it is never a live link and copies without any invisible
+    character inside it (:func:`md_text` breaks a bare scheme with a zero-width space)."""
+    flat = BIDI.sub("", _CONTROL.sub("", one_line(text)))
+    out: list[str] = []
+    start = 0
+    for m in _URL.finditer(flat):
+        url = m.group(0).rstrip(".,;:)?!'\"")
+        out += [_spaced(flat[start:m.start()]), f"`{url}`"]
+        start = m.start() + len(url)
+    out.append(_spaced(flat[start:]))
+    return "".join(out).strip()
+
+
+def _spaced(part: str) -> str:
+    """:func:`md_text` of a piece of a line, keeping the blank at either end."""
+    if not part.strip():
+        return part
+    return ((" " if part[0] == " " else "") + md_text(part)
+            + (" " if part[-1] == " " else ""))
+
+
 def no_references(escaped: str) -> str:
     """Already-escaped Markdown with every mention and cross-reference broken by a zero-width
     space (what a reader sees is unchanged)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TextIO, cast
@@ -41,6 +41,9 @@ class World:
     out: TextIO = field(default_factory=lambda: sys.stdout)  # machine output (--json)
     clock: Clock = field(default_factory=Clock)
     platform: Platform = field(default=cast(Platform, None))  # None: detected from environ
+    # called with the item count once the items are known, before the first agent starts
+    # (the CI step posts its "running" PR comment there); None: nobody is listening
+    on_start: Callable[[int], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.platform is None:
@@ -49,3 +52,13 @@ class World:
     def log(self, message: str = "") -> None:
         """One human line on stderr, flushed (CI logs are read live)."""
         print(message, file=self.err, flush=True)
+
+    def starting(self, items: int) -> None:
+        """The agents are about to run ``items`` items: tell :attr:`on_start` (never fatal)."""
+        if self.on_start is None:
+            return
+        try:
+            self.on_start(items)
+        except Exception as exc:  # a progress note never stops the run
+            self.log(f"neens: warning: could not post the progress comment: "
+                     f"{type(exc).__name__}")

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 from requests.auth import AuthBase
@@ -34,9 +34,40 @@ def status_hint(status: int) -> str | None:
     return None
 
 
+def status_lead(status: int) -> str:
+    """What an HTTP error status means, in words that open an error's first line."""
+    if status == 401:
+        return "Neens refused the API key"
+    if status == 403:
+        return "Neens refused access"
+    if status == 404:
+        return "Neens found no such resource"
+    if status == 429:
+        return "Neens is rate-limiting this client"
+    if status >= 500:
+        return "Neens had a server error"
+    return "Neens refused the request"
+
+
 def origin_question() -> str:
     """``is --base-url the Neens API origin?`` (``the base-url input`` in the CI step)."""
     return f"is {phrase('base_url', CONNECTION_NAMES)} the Neens API origin?"
+
+
+def path_hint(base_url: str) -> str | None:
+    """For a 404 through a base URL with a path (``…/api``): use the origin instead."""
+    parts = urlsplit(base_url)
+    if parts.path.strip("/"):
+        return (f"{phrase('base_url', CONNECTION_NAMES)} has a path ({parts.path}): use the "
+                f"origin, e.g. {parts.scheme}://{parts.netloc}")
+    return None
+
+
+def request_text(method: str, path: str) -> str:
+    """``POST /preprod-evals``: the call, named in an error's details (never first)."""
+    return f"{method} {path}".strip()
+
+
 _TAG = re.compile(r"<[^>]*>")
 _SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
@@ -222,7 +253,8 @@ def decode_body(method: str, path: str, resp: requests.Response,
 
 
 def unreadable(method: str, path: str, what: str) -> NeensApiError:
-    return NeensApiError(f"{method} {path} returned {what}; {origin_question()}", status=200,
+    return NeensApiError(f"Neens sent {what}: {origin_question()} "
+                         f"({request_text(method, path)})", status=200,
                          method=method, path=path)
 
 
@@ -248,8 +280,9 @@ def drain(resp: requests.Response) -> None:
 def non_json_error(method: str, path: str, status: int, content_type: str) -> NeensApiError:
     kind = (content_type or "unknown content type").split(";")[0]
     return NeensApiError(
-        f"{method} {path} returned a non-JSON response (HTTP {status}, {kind}); "
-        f"{origin_question()}", status=status, method=method, path=path)
+        f"Neens answered with a non-JSON response: {origin_question()} "
+        f"(HTTP {status}, {kind}; {request_text(method, path)})",
+        status=status, method=method, path=path)
 
 
 def expect_object(method: str, path: str, data: Any) -> dict:
@@ -259,8 +292,8 @@ def expect_object(method: str, path: str, data: Any) -> dict:
     if isinstance(data, dict):
         return data
     raise NeensApiError(
-        f"{method} {path} returned an unexpected response ({json_kind(data)} where a "
-        f"JSON object was expected); {origin_question()}",
+        f"Neens answered with {json_kind(data)} where a JSON object was expected: "
+        f"{origin_question()} ({request_text(method, path)})",
         status=200, method=method, path=path,  # a 2xx answer: not transient
     )
 

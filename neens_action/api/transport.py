@@ -18,8 +18,10 @@ an object found is the answer; none means nothing was created, so the create is 
 (same key); a server that cannot answer the lookup makes it an error that says the object
 may exist. Answers that should be JSON objects and are not (a list, a string) are errors too.
 
-Every failure is a :class:`~neens_action.errors.NeensApiError` whose message is one line:
-``<METHOD> <path> failed: HTTP <status>: <server detail>``. The server's ``detail`` is read
+Every failure is a :class:`~neens_action.errors.NeensApiError` whose message is one line that
+opens with what is wrong and how to fix it; the call stays in the details at the end:
+``Neens refused the API key: check --api-key: … (HTTP 401 Unauthorized: <server detail>;
+POST /preprod-evals)``. The server's ``detail`` is read
 from a JSON error body; a non-JSON body contributes at most 200 characters of its text with
 HTML stripped (never a whole proxy page). The API key is sent only in the Authorization
 header and never appears in a message or a ``repr``.
@@ -48,9 +50,12 @@ from neens_action.api.http_util import (
     expect_object,
     never_sent,
     parse_retry_after,
+    path_hint,
     path_segment,
     read_error_body,
+    request_text,
     status_hint,
+    status_lead,
     transport_failure,
 )
 from neens_action.errors import NeensApiError
@@ -215,8 +220,9 @@ class Transport:
 
     def _budget_error(self, method: str, path: str) -> NeensApiError:
         return NeensApiError(
-            f"{method} {path} failed: no complete answer within {self.request_budget:g} s (the "
-            f"request budget, NEENS_REQUEST_BUDGET; is Neens reachable at {self.base_url}?)",
+            f"no complete answer from Neens within {self.request_budget:g} s: is Neens "
+            f"reachable at {self.base_url}? (the request budget, NEENS_REQUEST_BUDGET; "
+            f"{request_text(method, path)})",
             # 408, our own request timeout: not transient, so no poll loop asks again
             status=408, method=method, path=path)
 
@@ -259,24 +265,26 @@ class Transport:
         except Exception:  # pragma: no cover - defensive
             text = ""
         detail = self._redact(error_detail(text, resp.headers.get("Content-Type", "")))
-        reason = resp.reason or ""
-        msg = f"{method} {path} failed: HTTP {resp.status_code}"
-        if reason:
-            msg += f" {reason}"
-        if detail:
-            msg += f": {detail}"
-        hint = status_hint(resp.status_code)
-        if hint:
-            msg += f" ({hint})"
-        return NeensApiError(msg, status=resp.status_code, detail=detail or None,
+        status = resp.status_code
+        facts = f"HTTP {status}" + (f" {resp.reason}" if resp.reason else "")
+        hint = status_hint(status) or (path_hint(self.base_url) if status == 404 else None)
+        if hint:  # what is wrong, the fix, then what the server said
+            msg = f"{status_lead(status)}: {hint}"
+            if detail:
+                facts += f": {detail}"
+        elif detail:  # the server's own sentence says what is wrong
+            msg = f"{status_lead(status)}: {detail}"
+        else:
+            msg = status_lead(status)
+        msg += f" ({facts}; {request_text(method, path)})"
+        return NeensApiError(msg, status=status, detail=detail or None,
                              method=method, path=path)
 
     def _transport_error(self, method: str, path: str, exc: Exception,
                          read: float) -> NeensApiError:
         what = transport_failure(exc, connect_timeout=self.connect_timeout, read_timeout=read)
-        msg = self._redact(
-            f"{method} {path} failed: {what} (is Neens reachable at {self.base_url}?)"
-        )
+        msg = self._redact(f"could not reach Neens at {self.base_url}: {what} "
+                           f"({request_text(method, path)})")
         return NeensApiError(msg, status=None, method=method, path=path)
 
     def _get(self, path: str, query: str = "") -> Any:

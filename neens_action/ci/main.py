@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from neens_action import jobs, pipeline, redact
 from neens_action.api.client import NeensClient
@@ -40,6 +40,9 @@ from neens_action.publish.actions import Commands, GuardedStream
 from neens_action.settings.connection import make_client
 from neens_action.settings.names import CI, SettingError, speaking
 from neens_action.world import World
+
+if TYPE_CHECKING:
+    from neens_action.report.model import Report
 
 EMPTY_KEY = ("is empty: secrets are not passed to workflows from forks, and an unset secret "
              "is an empty string")
@@ -80,16 +83,20 @@ def publishers_for(ctx: CiContext, mode: str) -> list[Publisher]:
 def bad_input(platform: platforms.Platform, err: InputError, commands: Commands | None,
               world: World, environ: Mapping[str, str]) -> int:
     """One line naming the input, exit 2; on GitHub also a short summary and the outputs
-    (``exit-code=2``, ``verdict=errored``) so ``if: always()`` steps can read them."""
+    (``exit-code=2``, ``verdict=errored``) so ``if: always()`` steps can read them; and, when
+    a token and a PR/MR are known, the sticky comment says what is wrong and how to fix it
+    (the author otherwise never learns why the check is red)."""
+    from neens_action.report.build.errors import bad_input_report
+
+    report = bad_input_report(err.name, err.why)
     if not platform.workflow_commands or commands is None:
         world.log(f"neens: error: input {err.name}: {err.why}")
+        bad_input_comment(platform, report, environ, commands, world.log)
         return EXIT_ERROR
     commands.error(f"{err.name}: {err.why}", title="neens input")
     from neens_action.publish.actions import write_outputs, write_summary
-    from neens_action.report.build.errors import bad_input_report
     from neens_action.report.render.markdown import render_summary
 
-    report = bad_input_report(err.name, err.why)
     try:
         if environ.get("GITHUB_STEP_SUMMARY"):
             write_summary(environ["GITHUB_STEP_SUMMARY"], render_summary(report))
@@ -98,7 +105,42 @@ def bad_input(platform: platforms.Platform, err: InputError, commands: Commands 
                                                      "verdict": "errored"})
     except OSError:
         pass  # the annotation above already says what to fix
+    bad_input_comment(platform, report, environ, commands, world.log)
     return EXIT_ERROR
+
+
+COMMENT_INPUTS = ("github-token", "comment", "comment-author", "matrix-key")
+
+
+def bad_input_comment(platform: platforms.Platform, report: Report,
+                      environ: Mapping[str, str], commands: Commands | None,
+                      log: Callable[[str], None]) -> None:
+    """The bad-input report as the sticky PR/MR comment, through the platform's publisher
+    (the same marker as the verdict's, so the next good run replaces it). Nothing when the
+    comment inputs themselves are bad, the comment is off or no token is known."""
+    from neens_action.publish.publishers import PublishConfig
+
+    try:
+        inputs = ci_inputs.parse_inputs(environ, COMMENT_INPUTS)
+    except InputError:
+        return
+    token = platform.token(inputs, environ)
+    comment = str(inputs.get("comment") or "update").lower()
+    if not token or comment == "off":
+        return
+    try:
+        mode = str(ci_inputs.parse_inputs(environ, ["mode"]).get("mode") or "run").lower()
+    except InputError:
+        mode = "run"
+    config = PublishConfig(
+        environ=environ, workspace=platforms.workspace(environ),
+        mode=mode if mode in MODES else "run", comment=comment,
+        comment_author=inputs.get("comment-author") or "",
+        matrix_key=inputs.get("matrix-key", ""), token=token, commands=commands, log=log)
+    try:
+        platform.publisher_class()(config).sticky(report)
+    except Exception as exc:  # the error line above already says what to fix
+        log(f"neens: warning: could not post the PR comment: {type(exc).__name__}")
 
 
 def run(environ: Mapping[str, str] | None = None, *, stream: TextIO | None = None) -> int:
@@ -175,9 +217,12 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
             failure = preflight(ctx, client)
         # a failed install or preflight concludes the job as a run error, without running it
         flow = (lambda: job.blank(failure)) if failure else None
+        publishers = publishers_for(ctx, job.name)
+        if mode == "run" and not failure:  # one job, one comment: "running" until the verdict
+            world.on_start = progress_hook(publishers, plan.settings, world)
         return pipeline.execute(
             job, plan.settings, world=world, policy=plan.policy, client=client,
-            publishers=publishers_for(ctx, job.name),
+            publishers=publishers,
             junit_path=artifact_path(ctx, "junit-file"), flow=flow,
         )
     except SettingError as exc:  # a settings rule an input broke, named as that input
@@ -196,6 +241,20 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
     finally:
         if client is not None:
             client.close()
+
+
+def progress_hook(publishers: list[Publisher], settings: object,
+                  world: World) -> Callable[[int], None]:
+    """``World.on_start`` of a CI run: each publisher's "running" comment."""
+    dataset = str(getattr(settings, "dataset", None) or "")
+
+    def started(items: int) -> None:
+        for publisher in publishers:
+            announce = getattr(publisher, "in_progress", None)
+            if announce is not None:
+                announce(items, dataset, world.clock.utcnow())
+
+    return started
 
 
 def preflight(ctx: CiContext, client: NeensClient) -> str | None:

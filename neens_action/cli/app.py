@@ -43,7 +43,9 @@ class LazyGroup(click.Group):
             if extra is None or not _missing_optional(exc, target[0].partition(".")[0]):
                 raise
             return _not_installed(cmd_name, extra)
-        return getattr(module, target[1])
+        from neens_action.cli.examples import with_example
+
+        return with_example(getattr(module, target[1]), f"{ctx.command_path} {cmd_name}")
 
 
 # Commands whose package comes with an extra of neens-action -> (extra, what it is called).
@@ -89,6 +91,20 @@ def neens() -> None:
     """Neens pre-prod evaluations in CI: replay a golden dataset, gate the build."""
 
 
+CLOSE = 0.75  # difflib ratio a suggested option must reach (click's own is 0.6)
+
+
+def close_options(typed: str, options: list[str]) -> list[str]:
+    """The options a typo plausibly meant: a close spelling, or one that contains what was
+    typed (``--creat``: ``--create``, ``--only-create``; never ``--repo``)."""
+    import difflib
+
+    word = typed.lstrip("-")
+    return [o for o in options
+            if difflib.SequenceMatcher(None, typed, o).ratio() >= CLOSE
+            or (len(word) >= 3 and word in o.lstrip("-"))]
+
+
 def invoke(argv: list[str] | None = None) -> int:
     """Run the click command line and map every outcome to an exit code."""
     from neens_action.errors import EXIT_INTERRUPTED, NeensError
@@ -101,6 +117,10 @@ def invoke(argv: list[str] | None = None) -> int:
         click.echo("neens: interrupted", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as exc:  # usage errors: one line, exit 2
+        if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+            # click's own cut-off also offers far names (--creat: --repo)
+            object.__setattr__(exc, "possibilities",
+                               close_options(exc.option_name, exc.possibilities) or None)
         ctx = getattr(exc, "ctx", None)
         where = f" {ctx.command_path}" if ctx is not None and ctx.command_path else ""
         hint = f" (see 'neens{where.removeprefix(' neens')} --help')" if where else ""

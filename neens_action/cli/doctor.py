@@ -22,7 +22,7 @@ def doctor_command(base_url: str, api_key: str, project_id: str) -> int:
     base_url = base_url.strip().rstrip("/")
     conn = Connection(base_url=base_url, api_key=api_key or None,
                       project_id=project_id or None, request_timeout=10.0, retries=1)
-    client = make_client(conn) if base_url else None
+    client = make_client(conn, require_key=False) if base_url else None
     world.log(f"neens doctor: {base_url or '(no base URL)'}")
     checks = run_checks(client, base_url, api_key or None, world.environ)
     for check in checks:

@@ -279,6 +279,7 @@ def drive_run(client: NeensClient, outcome: Outcome, settings: EvalRunSettings, 
         warn_otlp(world, client.base_url, outcome)
         how = agents_phrase(settings.concurrency, settings.workers)
         world.log(f"Running {total} item(s) with {how} (version={label!r})")
+        world.starting(total)
         # A console report needs only the invocations that failed (one per item otherwise).
         replay_items(items, outcome, settings, world=world, label=label, keep_ok=full)
     ok = total - sum(1 for inv in outcome.invocations if not inv.ok)

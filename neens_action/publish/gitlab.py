@@ -61,6 +61,19 @@ class GitLabContext:
         )
 
 
+def artifact_url(job_url: str, workspace: Path, path: Path | None) -> str | None:
+    """The browser page of a job artifact written at ``path`` (GitLab's
+    ``<job>/artifacts/file/<path in the project>``); None when there is no job URL, no such
+    file, or it lies outside the project directory (it cannot be an artifact then)."""
+    if not job_url or path is None or not path.is_file():
+        return None
+    try:
+        inside = path.resolve().relative_to(workspace.resolve())
+    except ValueError:
+        return None
+    return f"{job_url.rstrip('/')}/artifacts/file/{quote(inside.as_posix())}"
+
+
 def marker(*, job: str, mode: str = "", leg: str = "") -> str:
     """Hidden first line of our note: one note per (job, mode, leg); values percent-encoded."""
     parts = {"job": job, "mode": mode, "leg": leg}

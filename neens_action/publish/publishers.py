@@ -19,6 +19,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,13 @@ class FilesPublisher:
         if len(failing) > ECHO_INVOCATIONS:
             printer(f"--- {len(failing) - ECHO_INVOCATIONS} more failing item(s) not shown ---")
 
+    def sticky(self, report: Report) -> str:
+        """Post ``report`` as the sticky PR/MR comment; its URL ("" where there is none)."""
+        return ""
+
+    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
+        """The "running" sticky comment, before the first agent starts (none here)."""
+
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         outputs = base_outputs(report)
         outputs.update(self.write_artifacts(report, result_json))
@@ -207,6 +215,23 @@ class GitHubPublisher(FilesPublisher):
             self.log(f"neens: {line}")
         return result.url
 
+    sticky = comment
+
+    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
+        if self.config.comment != "update":  # "new" would leave it beside the verdict
+            return
+        from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
+        from neens_action.publish.progress import progress_body
+
+        ctx = GitHubContext.from_env(self.config.environ)
+        mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
+                      leg=self.config.matrix_key)
+        body = progress_body(mark, items=items, dataset=dataset, started=started,
+                             job_url=ctx.details_url)
+        post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
+                            mode="update", timeout=self.config.timeout,
+                            author=self.config.comment_author)
+
     def _step(self, what: str, step: Callable[[], object]) -> None:
         """One publishing step; a failure is a warning and the next step still runs."""
         try:
@@ -266,16 +291,40 @@ class GitLabPublisher(FilesPublisher):
     def note(self, report: Report) -> str:
         if self.config.comment == "off":
             return ""
-        from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
+        from neens_action.publish.gitlab import (
+            GitLabContext,
+            artifact_url,
+            marker,
+            post_sticky_note,
+        )
 
         ctx = GitLabContext.from_env(self.config.environ)
         mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
-        body = render_comment(report, marker=mark, details_url=ctx.job_url or None)
+        # on GitLab the full summary is an artifact of the job, not part of its log
+        artifact = artifact_url(ctx.job_url, self.config.workspace, self.config.summary_file)
+        if artifact:
+            report.links["summary"] = artifact
+        body = render_comment(report, marker=mark, details_url=artifact or ctx.job_url or None)
         result = post_sticky_note(ctx, token=self.config.token, body=body, mark=mark,
                                   mode=self.config.comment, timeout=self.config.timeout)
         for notice in result.notices:
             self.log(f"neens: notice: {notice}")
         return result.url
+
+    sticky = note
+
+    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
+        if self.config.comment != "update":  # "new" would leave it beside the verdict
+            return
+        from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
+        from neens_action.publish.progress import progress_body
+
+        ctx = GitLabContext.from_env(self.config.environ)
+        mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
+        body = progress_body(mark, items=items, dataset=dataset, started=started,
+                             job_url=ctx.job_url or None)
+        post_sticky_note(ctx, token=self.config.token, body=body, mark=mark, mode="update",
+                         timeout=self.config.timeout)
 
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         from neens_action.publish.gitlab import write_dotenv

@@ -19,7 +19,15 @@ from urllib.parse import urlsplit
 
 from neens_action.errors import UsageError
 from neens_action.report.links import check_ui_url
-from neens_action.settings.names import CONNECTION_NAMES, Names, Ref, Rule, Rules, SettingError
+from neens_action.settings.names import (
+    CONNECTION_NAMES,
+    Names,
+    Ref,
+    Rule,
+    Rules,
+    SettingError,
+    phrase,
+)
 
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
@@ -43,6 +51,11 @@ def check_base_url(url: str | None) -> str:
     if parts.username or parts.password:
         raise SettingError("base_url", ["must not carry credentials: pass the key with ",
                                         Ref("api_key")])
+    if parts.path.strip("/") or parts.query or parts.fragment:
+        # every API route lives at the root of the origin: a path only ever meets 404s
+        path = u.split(parts.netloc, 1)[1][:60]
+        raise SettingError("base_url", f"has a path ({path}): use the origin, e.g. "
+                                       f"{parts.scheme}://{parts.netloc}")
     return u.rstrip("/")
 
 
@@ -146,10 +159,22 @@ def cleartext_warning(base_url: str) -> str | None:
             "and every answer cross the network unencrypted (use https://)")
 
 
-def make_client(conn: Connection, log: Callable[[str], None] | None = None) -> NeensClient:
+def missing_key_fix() -> str:
+    """``pass --api-key or set NEENS_API_KEY (a nk_live_… project key)`` (the door's words)."""
+    return phrase("api_key", CONNECTION_NAMES, "set") + " (a nk_live_… project key)"
+
+
+def make_client(conn: Connection, log: Callable[[str], None] | None = None, *,
+                require_key: bool = True) -> NeensClient:
     """The one place a :class:`NeensClient` is built: the same deadline and retries for all.
-    A ``http://`` base URL off this machine is warned about once (``log``, else stderr)."""
+    A ``http://`` base URL off this machine is warned about once (``log``, else stderr).
+    Without a key (and ``require_key``) it refuses before any request: Neens answers every
+    keyless call with 401 anyway."""
     from neens_action.api.client import NeensClient
+
+    if require_key and not (conn.api_key or "").strip():
+        raise SettingError("api_key", f"no Neens API key: {missing_key_fix()}", lead=False,
+                           names=CONNECTION_NAMES)
 
     warning = cleartext_warning(conn.base_url)
     if warning:

@@ -185,7 +185,7 @@ CASES = [
     Case("items-truncated", [*ATTACH_L, *AGENT], "non-JSON",
          routes={GET_ITEMS: Raw(200, '{"items": [{"item_id": "it_1", "inp')}),
     # -- hostile answers (issue 17) -------------------------------------------------------------
-    Case("run-drip", [*ATTACH, *AGENT], "no complete answer within 1.5 s",
+    Case("run-drip", [*ATTACH, *AGENT], "no complete answer from Neens within 1.5 s",
          env={"NEENS_REQUEST_BUDGET": "1.5"}, routes={GET_RUN: Raw(200, DRIP_RUN, drip=0.5)}),
     Case("run-deeply-nested", [*ATTACH, *AGENT], "nested too deeply",
          routes={GET_RUN: Raw(200, DEEP)}),
@@ -252,3 +252,27 @@ def test_bad_input_exits_2_with_one_line(case: Case, tmp_path: Path):
     if "non-JSON" in case.expect:
         assert "<" not in line  # never a page of HTML in the log
     assert len(line) < 600
+
+
+@pytest.mark.parametrize("missing", ["unset", "empty"])
+def test_no_key_is_one_line_before_any_request(missing: str, tmp_path: Path):
+    with BrokenNeens({}) as server:
+        env = base_env(server.url)
+        if missing == "unset":
+            env.pop("NEENS_API_KEY")
+        else:
+            env["NEENS_API_KEY"] = ""
+        proc = run_cli([*CREATE, *AGENT], env, timeout=120, cwd=tmp_path)
+        seen = list(server.seen)
+    line = assert_one_error_line(proc, "no Neens API key: pass --api-key or set NEENS_API_KEY")
+    assert seen == [] and "POST" not in line
+
+
+def test_a_base_url_with_a_path_says_use_the_origin_before_any_request(tmp_path: Path):
+    with BrokenNeens({}) as server:
+        env = base_env(server.url)
+        env["NEENS_BASE_URL"] = server.url + "/api"
+        proc = run_cli([*CREATE, *AGENT], env, timeout=120, cwd=tmp_path)
+        seen = list(server.seen)
+    assert_one_error_line(proc, f"--base-url has a path (/api): use the origin, e.g. {server.url}")
+    assert seen == []

@@ -23,12 +23,12 @@ GATE = ("GET", f"/preprod-evals/{RUN_ID}/gate")
 CASES = {
     "start-404-html": ({START: Raw(404, LOGIN_PAGE, content_type="text/html")}, [], "HTTP 404"),
     "start-400-json": ({START: Raw(400, {"detail": "run is a push run"})}, [], "push run"),
-    "poll-json-list": ({POLL: Raw(200, [good_run()])}, [], "unexpected response"),
+    "poll-json-list": ({POLL: Raw(200, [good_run()])}, [], "JSON object was expected"),
     "poll-html-200": ({POLL: Raw(200, LOGIN_PAGE, content_type="text/html")}, [], "non-JSON"),
     "poll-never-terminal": ({POLL: Raw(200, good_run("running"))}, ["--poll-timeout", "1"],
                             "did not finish within 1s"),
     "gate-html-200": ({GATE: Raw(200, LOGIN_PAGE, content_type="text/html")}, [], "non-JSON"),
-    "gate-json-list": ({GATE: Raw(200, [{"passed": True}])}, [], "unexpected response"),
+    "gate-json-list": ({GATE: Raw(200, [{"passed": True}])}, [], "JSON object was expected"),
     "gate-truncated": ({GATE: Raw(200, '{"passed": tr')}, [], "non-JSON"),
     "gate-401": ({GATE: Raw(401, {"detail": "key revoked"})}, [], "key revoked"),
 }

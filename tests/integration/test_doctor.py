@@ -24,7 +24,8 @@ def test_wrong_key_fails_the_key_and_otlp_checks_with_fixes(sandbox: Sandbox) ->
     assert res.returncode == 2
     assert "FAIL API key accepted: HTTP 401" in res.stderr
     assert "FAIL OTLP endpoint reachable and accepts the key" in res.stderr
-    assert "fix: NEENS_API_KEY is not a valid project key" in res.stderr
+    assert "fix: --api-key / NEENS_API_KEY is not a valid project key" in res.stderr
+    assert "ok   base URL answers" in res.stderr and "(HTTP 401)" not in res.stderr
     assert "nk_live_wrong" not in res.stderr
 
 

@@ -171,7 +171,8 @@ def test_budget_refusal_exits_2_with_the_servers_sentence(sb):
     proc = sweep_run(sb, [*create_args(*THREE_ARMS), "--budget-usd", "0.0000001"])
     assert proc.returncode == 2
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("neens: error: POST /model-sweeps failed: HTTP 422")
+    assert last.startswith("neens: error: Neens refused the request: sweep refused")
+    assert last.endswith("; POST /model-sweeps)") and "(HTTP 422" in last
     assert "sweep refused: the estimated cost $" in last
     assert "is above the budget of $0.0000" in last
     assert "Traceback" not in proc.stderr

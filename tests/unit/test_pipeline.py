@@ -81,7 +81,7 @@ def test_a_failing_publisher_is_a_warning_and_the_others_still_publish() -> None
     w = world()
     keeping = Keeping()
     outcome = Outcome(mode="run", run_id="ppr_1", gate=Gate.decode({"passed": False}))
-    settings = EvalRunSettings(base_url="http://127.0.0.1:9")
+    settings = EvalRunSettings(base_url="http://127.0.0.1:9", api_key="nk_live_k")
     finished = pipeline.run_job(JOBS["run"], settings, world=w, flow=lambda: outcome,
                                 publishers=[Failing(), keeping], report_ci=False,
                                 handle_signals=False)
@@ -95,7 +95,7 @@ def test_an_interrupt_outside_the_flow_is_130_with_the_jobs_blank_outcome() -> N
     def flow() -> Outcome:
         raise Interrupted("interrupted by SIGTERM")
 
-    settings = EvalRunSettings(base_url="http://127.0.0.1:9")
+    settings = EvalRunSettings(base_url="http://127.0.0.1:9", api_key="nk_live_k")
     finished = pipeline.run_job(JOBS["push"], settings, world=world(), flow=flow,
                                 report_ci=False, handle_signals=False)
     assert finished.code == 130 and finished.outcome.mode == "push"

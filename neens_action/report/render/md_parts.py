@@ -16,7 +16,15 @@ from neens_action.report.fmt import readable_reason
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure, Chart, ItemVerdict, PolicyLine, Report, Table
 from neens_action.report.render.mermaid import chart_to_mermaid
-from neens_action.text import md_cell, md_code, md_fence, md_html, md_link, md_text
+from neens_action.text import (
+    md_cell,
+    md_code,
+    md_fence,
+    md_html,
+    md_link,
+    md_message,
+    md_text,
+)
 
 STATE_LABEL = {
     "regressed": "🔻 regressed",
@@ -68,7 +76,7 @@ def header_line(report: Report) -> list[str]:
 def alerts(report: Report) -> list[str]:
     out: list[str] = []
     if report.error:
-        out += ["> [!CAUTION]", f"> {md_text(report.error)}"]
+        out += ["> [!CAUTION]", f"> {md_message(report.error)}"]
         if report.hints:
             out += [">", "> **How to fix**"]
             out += [f"> - {hint(h)}" for h in report.hints]

@@ -23,7 +23,7 @@ UNSCORED = good_run(completed=0, aggregate={"passRate": None, "passed": 0, "fail
                             "score": None, "error": "no trace captured"}])
 CASES = {
     "drip": ({GET_RUN: Raw(200, DRIP_RUN, drip=0.5)}, {"NEENS_REQUEST_BUDGET": "2"},
-             "no complete answer within 2 s"),
+             "no complete answer from Neens within 2 s"),
     "deep": ({GET_RUN: Raw(200, DEEP)}, {}, "nested too deeply"),
     "endless": ({GET_ITEMS: Raw(200, stream=endless)}, {"NEENS_MAX_ITEMS": "500"},
                 "more than 500 items"),

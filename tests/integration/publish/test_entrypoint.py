@@ -137,7 +137,8 @@ def test_github_action_pass_then_fail_updates_one_comment(sandbox: Sandbox, gh: 
     # ($20 is a GitLab snippet reference: broken with a zero-width space)
     assert "Your refund of \\$\u200b20.99 for order 7 has been approved." in row
     assert "| \\$\u200b19.99 |" in row and "✗ correctness" in row
-    assert len(gh.calls("PATCH")) == 1
+    # run 1: its "running" comment edited into the verdict; run 2: running, then the verdict
+    assert len(gh.calls("PATCH")) == 3 and len(gh.calls("POST")) == 1
     summary = (tmp_path / "summary.md").read_text()
     assert "#### Failing items" in summary
     _no_secret(sandbox.api_key, summary, comments[0]["body"],
@@ -154,7 +155,8 @@ def test_github_bad_input_is_one_error_line(sandbox: Sandbox, gh: FakeGitHub,
     errors = [line for line in proc.stderr.splitlines() if line.startswith("::error")]
     assert errors == ["::error title=neens input::min-pass-rate: must be at most 1, got 1.5"]
     assert "Traceback" not in proc.stderr
-    assert gh.requests == []
+    # the PR learns why too (tests/integration/publish/test_bad_input_comment.py)
+    assert [c["body"].count("must be at most 1") for c in gh.comments(7)] == [1]
 
 
 def test_github_rejected_key_names_the_input_not_the_flag(sandbox: Sandbox, gh: FakeGitHub,
@@ -227,6 +229,16 @@ def test_gitlab_component_writes_note_dotenv_and_junit(sandbox: Sandbox, gl: Fak
     assert "<failure" in junit
     notes = gl.mr_notes("5")
     assert len(notes) == 1 and "❌ Blocked" in notes[0]["body"]
+    # the footer's "full summary" is the summary artifact, not the job log
+    artifact = "https://gitlab.example/g/p/-/jobs/1/artifacts/file/neens-summary.md"
+    assert f"[full summary in the CI job]({artifact})" in notes[0]["body"]
+    assert "(https://gitlab.example/g/p/-/jobs/1)" not in notes[0]["body"]
+    # the "running" note came first and was edited into the verdict: one note, two writes
+    posted = [r for r in gl.calls("POST") if r.path.endswith("/merge_requests/5/notes")]
+    edited = [r for r in gl.calls("PUT") if "/merge_requests/5/notes/" in r.path]
+    assert len(posted) == 1 and len(edited) == 1, [r.path for r in gl.requests]
+    assert "⏳ **Neens eval running**" in posted[0].body["body"]
+    assert "against `ds_refunds`" in posted[0].body["body"]
     for text in (dotenv, junit, notes[0]["body"], proc.stdout, proc.stderr,
                  (project / "neens-result.json").read_text(),
                  (project / "neens-summary.md").read_text()):

@@ -147,8 +147,9 @@ def test_error_detail_from_json_and_message_shape(fake):
     with pytest.raises(NeensApiError) as info:
         client.create_run({"name": "x"})
     msg = str(info.value)
-    assert msg.startswith("POST /preprod-evals failed: HTTP 404")
-    assert "dataset 'ds_x' not found" in msg
+    # what is wrong first, the call only in the details at the end
+    assert msg == ("Neens found no such resource: dataset 'ds_x' not found "
+                   "(HTTP 404 Not Found; POST /preprod-evals)")
     assert info.value.method == "POST" and info.value.path == "/preprod-evals"
 
 
@@ -181,7 +182,7 @@ def test_non_json_2xx_is_an_error(fake):
     fake.script = [(200, {"Content-Type": "text/html"}, "<html>login page</html>")]
     with pytest.raises(NeensApiError) as info:
         client.get_run("r")
-    assert "returned a non-JSON response" in str(info.value)
+    assert str(info.value).startswith("Neens answered with a non-JSON response")
 
 
 def test_empty_2xx_is_none(fake):
@@ -254,7 +255,7 @@ def test_non_object_answers_are_errors(fake, payload):
     fake.script = [(200, {}, json.dumps(payload))] * 2
     with pytest.raises(NeensApiError) as info:
         client.get_run("r")
-    assert "returned an unexpected response" in str(info.value)
+    assert "where a JSON object was expected" in str(info.value)
     with pytest.raises(NeensApiError):
         client.create_run({"name": "x"})
 
@@ -319,7 +320,8 @@ def test_a_body_that_keeps_breaking_off_is_one_clean_error(fake):
     with pytest.raises(NeensApiError) as info:
         client.get_items("r")
     assert info.value.status is None and "\n" not in str(info.value)
-    assert str(info.value).startswith("GET /preprod-evals/r/items failed: ")
+    assert str(info.value).startswith("could not reach Neens at http://127.0.0.1:")
+    assert str(info.value).endswith("(GET /preprod-evals/r/items)")
 
 
 def test_a_streamed_non_json_answer_names_its_content_type(fake):
@@ -328,8 +330,8 @@ def test_a_streamed_non_json_answer_names_its_content_type(fake):
                     "<html><body>" + "<p>sign in</p>" * 5000 + "</body></html>")]
     with pytest.raises(NeensApiError) as info:
         client.get_run("r", digest=ItemDigest())
-    assert str(info.value) == ("GET /preprod-evals/r returned a non-JSON response (HTTP 200, "
-                               "text/html); is --base-url the Neens API origin?")
+    assert str(info.value) == ("Neens answered with a non-JSON response: is --base-url the "
+                               "Neens API origin? (HTTP 200, text/html; GET /preprod-evals/r)")
 
 
 def test_a_create_whose_answer_breaks_off_is_looked_up_not_resent(fake):

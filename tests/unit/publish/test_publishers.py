@@ -153,3 +153,16 @@ def test_unwritable_artifact_is_a_warning(tmp_path: Path) -> None:
     outputs = FilesPublisher(cfg).publish(samples.passed(), None, DOC)
     assert outputs["result-json"] == ""
     assert any(x.startswith("neens: warning: could not write") for x in lines)
+
+
+def test_gitlab_artifact_url_only_for_a_written_file_in_the_project(tmp_path: Path) -> None:
+    from neens_action.publish.gitlab import artifact_url
+
+    job = "https://gitlab.example/g/p/-/jobs/7"
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "my summary.md").write_text("x")
+    assert artifact_url(job, tmp_path, tmp_path / "out" / "my summary.md") == (
+        f"{job}/artifacts/file/out/my%20summary.md")
+    assert artifact_url(job, tmp_path, tmp_path / "missing.md") is None
+    assert artifact_url(job, tmp_path / "out", tmp_path / "elsewhere.md") is None
+    assert artifact_url("", tmp_path, tmp_path / "out" / "my summary.md") is None

@@ -269,12 +269,13 @@ CASES: dict[str, Callable[[], Report]] = {
     "agent_no_trace": _eval(lambda: _agents("no_trace")),
     "not_compared": _eval(not_compared),
     "no_gate_waiver": _eval(no_gate),
-    "error_bad_key": _eval(error("POST /preprod-evals failed: HTTP 401 Unauthorized: invalid "
-                                 "API key")),
-    "error_unreachable": _eval(error("POST /preprod-evals failed: connection refused (is Neens "
-                                     "reachable at http://127.0.0.1:9?)")),
-    "error_unknown_dataset": _eval(error("POST /preprod-evals failed: HTTP 404 Not Found: "
-                                         "dataset ds_nope not found")),
+    "error_bad_key": _eval(error("Neens refused the API key: check --api-key / NEENS_API_KEY: "
+                                 "a nk_live_… project key (HTTP 401 Unauthorized: invalid "
+                                 "API key; POST /preprod-evals)")),
+    "error_unreachable": _eval(error("could not reach Neens at http://127.0.0.1:9: connection "
+                                     "refused (POST /preprod-evals)")),
+    "error_unknown_dataset": _eval(error("Neens found no such resource: dataset ds_nope not "
+                                         "found (HTTP 404 Not Found; POST /preprod-evals)")),
     "error_bad_input": lambda: bad_input_report("concurrency", "must be a whole number, "
                                                 "got 'many'"),
     "error_empty_key": lambda: bad_input_report("api-key", EMPTY_KEY),

@@ -99,3 +99,16 @@ def test_xml_text_drops_illegal_characters() -> None:
 def test_dotenv_value_is_one_short_line() -> None:
     assert escape.dotenv_value("a\nb\x00c", 100) == "a b c"
     assert len(escape.dotenv_value("x" * 5000, 100)) == 100
+
+
+def test_a_url_in_an_error_line_is_a_code_span_with_nothing_invisible_inside() -> None:
+    from neens_action.report.render.markdown import render_summary
+    from neens_action.text import ZWSP, md_message
+    from tests.unit.report.cases import CASES
+
+    line = md_message("could not reach Neens at http://127.0.0.1:9: connection refused "
+                      "(see https://x.example/a_b?c=1). @team #12 <b>")
+    assert line == ("could not reach Neens at `http://127.0.0.1:9`: connection refused "
+                    f"(see `https://x.example/a_b?c=1`). @{ZWSP}team #{ZWSP}12 &lt;b&gt;")
+    text = render_summary(CASES["error_unreachable"]())
+    assert "`http://127.0.0.1:9`" in text and f"http{ZWSP}" not in text
