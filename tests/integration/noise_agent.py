@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A seeded nondeterministic agent for the noise tests: for each prompt it picks the example
-agent's mode (good or bad) from hash(prompt, the rep run id, NOISE_SEED), bad with the
+agent's mode (good or bad) from hash(prompt, NOISE_SEED, how many times this sandbox has seen
+this prompt with this seed before), bad with the
 probability NOISE_P for orders listed in NOISE_FLAKY and always for orders in NOISE_BROKEN,
 then runs the example agent (real OpenTelemetry SDK) on the prompt. In bad mode the example
 agent gets odd-numbered orders wrong (examples/agent/answers.py)."""
@@ -12,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "agent" / "agent.py"
@@ -23,13 +25,30 @@ def main() -> int:
     number = order.group(1) if order else ""
     flaky = set(filter(None, os.environ.get("NOISE_FLAKY", "").split(",")))
     broken = set(filter(None, os.environ.get("NOISE_BROKEN", "").split(",")))
-    key = f"{prompt}|{os.environ.get('NEENS_EVAL_RUN_ID', '')}|{os.environ.get('NOISE_SEED', '')}"
+    seed = os.environ.get("NOISE_SEED", "")
+    key = f"{prompt}|{seed}|{_nth(prompt, seed)}"
     draw = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
     bad = number in broken or (number in flaky and draw < float(os.environ.get("NOISE_P",
                                                                              "0.5")))
     env = dict(os.environ, AGENT_MODE="bad" if bad else "good")
     return subprocess.run([sys.executable, str(AGENT)], input=prompt, text=True,
                           env=env).returncode
+
+
+def _nth(prompt: str, seed: str) -> int:
+    """How many times this prompt was answered with this seed against this sandbox before (the
+    repetition index, claimed atomically): draws are the same whatever the run ids are."""
+    where = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").rsplit(":", 1)[-1].strip("/")
+    folder = Path(tempfile.gettempdir()) / f"neens-noise-agent-{where}"
+    folder.mkdir(exist_ok=True)
+    stem = hashlib.sha256(f"{prompt}|{seed}".encode()).hexdigest()[:16]
+    n = 0
+    while True:
+        try:
+            os.close(os.open(folder / f"{stem}.{n}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return n
+        except FileExistsError:
+            n += 1
 
 
 if __name__ == "__main__":

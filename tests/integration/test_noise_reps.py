@@ -24,6 +24,8 @@ from tests.integration.test_noise_gate import NOISY
 ORDERS = list(range(1, 81, 2))  # odd orders: the example agent's bad mode gets them wrong
 FLAKY = "1,3,5,7"
 BROKEN = "11,13,15,17,19"
+BROKEN_IDS = {f"o_{n}" for n in BROKEN.split(",")}
+FLAKY_IDS = {f"o_{n}" for n in FLAKY.split(",")}
 CREATE = ["eval", "run", "--create", "--dataset", "ds_orders", "--concurrency", "4",
           "--poll-interval", "1"]
 
@@ -88,7 +90,10 @@ def test_aa_pr_with_flaky_items_passes_and_a_real_regression_is_blocked_and_name
     assert bad.error is None and bad.noise is not None
     assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
     assert bad.noise.verdict.outcome.value == "regressed"
-    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
+    held = set(bad.noise.verdict.regressed)
+    # every broken item is held; a flaky item that passed every main run by chance may be
+    # held too (the method bounds how often), a stable one never
+    assert BROKEN_IDS <= held <= BROKEN_IDS | FLAKY_IDS, held
     rules = {r.rule: r for r in bad.noise.decision.rules}
     assert rules["max-regressions"].observed == "5" and rules["max-regressions"].outcome == "fail"
 
@@ -103,7 +108,10 @@ def test_auto_replays_only_the_items_in_doubt_and_still_names_the_regression(
     assert reps[0].items_replayed == len(ORDERS) and len(reps) >= 2
     assert all(r.items_replayed < len(ORDERS) for r in reps[1:]), reps
     assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
-    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
+    held = set(bad.noise.verdict.regressed)
+    # every broken item is held; a flaky item that passed every main run by chance may be
+    # held too (the method bounds how often), a stable one never
+    assert BROKEN_IDS <= held <= BROKEN_IDS | FLAKY_IDS, held
     later = sandbox.get(f"/preprod-evals/{reps[1].run_id}").json()
     assert later["completed"] == reps[1].items_replayed  # the others: no trace captured
 
@@ -118,7 +126,10 @@ def test_one_replay_with_history_names_the_regression_and_tells_flaky_items(
     assert bad.noise is not None and len(bad.noise.reps) == 1 and len(bad.noise.history) == 3
     assert bad.noise.history_end == ""
     assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
-    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
+    held = set(bad.noise.verdict.regressed)
+    # every broken item is held; a flaky item that passed every main run by chance may be
+    # held too (the method bounds how often), a stable one never
+    assert BROKEN_IDS <= held <= BROKEN_IDS | FLAKY_IDS, held
     facts = {r.item_id: history_fact(r) for r in bad.noise.records}
     assert facts["o_11"] == "stable on main: passed 3 of the last 3"
 
@@ -132,7 +143,10 @@ def test_chaos_reaches_the_fault_free_verdict(tmp_path, monkeypatch):
         sb.stop()
     assert bad.error is None and bad.noise is not None, bad.error
     assert (code, verdict) == (1, "blocked"), bad.noise.verdict.reason
-    assert set(bad.noise.verdict.regressed) == {f"o_{n}" for n in (11, 13, 15, 17, 19)}
+    held = set(bad.noise.verdict.regressed)
+    # every broken item is held; a flaky item that passed every main run by chance may be
+    # held too (the method bounds how often), a stable one never
+    assert BROKEN_IDS <= held <= BROKEN_IDS | FLAKY_IDS, held
 
 
 def test_repeats_with_workers(sandbox):
