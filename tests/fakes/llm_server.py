@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import threading
@@ -52,7 +51,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "agent"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from answers import answer as refund_answer  # noqa: E402
+from llm_anthropic import _anthropic_user, _sse, anthropic_events  # noqa: E402
+from llm_requests import _asks_for_code, _fill, _named_tool, _output_tool, _text  # noqa: E402
 
 TEMPLATES: dict[str, list[str]] = {
     "paraphrase": [
@@ -125,91 +127,6 @@ def generate(task: dict[str, Any]) -> dict[str, Any]:
             text = f"{text} [{i + 1}]"
         scenarios.append({"input": text, "exemplar": i % len(exemplars)})
     return {"scenarios": scenarios}
-
-
-def _text(content: Any) -> str:
-    """A message's text: a string, or the text parts of a list of parts."""
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content)
-
-
-def _output_tool(tools: Any) -> tuple[str, dict[str, Any]] | None:
-    """(name, JSON schema) of an offered ``final_result*`` tool (structured output)."""
-    for tool in tools if isinstance(tools, list) else []:
-        fn = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(fn, dict) and str(fn.get("name", "")).startswith("final_result"):
-            return str(fn["name"]), fn.get("parameters") or {}
-    return None
-
-
-def _named_tool(tools: Any, name: str) -> bool:
-    for tool in tools if isinstance(tools, list) else []:
-        fn = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(fn, dict) and fn.get("name") == name:
-            return True
-    return False
-
-
-def _asks_for_code(messages: Any) -> bool:
-    """smolagents' CodeAgent: a system prompt that wants code calling final_answer()."""
-    for msg in messages or []:
-        if isinstance(msg, dict) and msg.get("role") == "system":
-            text = _text(msg.get("content", ""))
-            if "final_answer(" in text and "<code>" in text:
-                return True
-    return False
-
-
-REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
-
-
-def _anthropic_user(req: dict[str, Any]) -> str:
-    """The last user message's text, without Claude Code's <system-reminder> blocks."""
-    user = ""
-    for msg in req.get("messages") or []:
-        if not isinstance(msg, dict) or msg.get("role") != "user":
-            continue
-        content = msg.get("content", "")
-        if isinstance(content, list):
-            texts = [str(p.get("text", "")) for p in content
-                     if isinstance(p, dict) and p.get("type") == "text"]
-            if not texts:
-                continue  # a tool result: the question is earlier
-            content = " ".join(texts)
-        user = REMINDER.sub("", str(content)).strip()
-    return user
-
-
-def _sse(events: list[dict[str, Any]]) -> bytes:
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-
-
-def anthropic_events(model: str, content: str, prompt_tokens: int) -> list[dict[str, Any]]:
-    """The server-sent events of one streamed Messages reply (one text block)."""
-    return [
-        {"type": "message_start", "message": {
-            "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}},
-        {"type": "content_block_start", "index": 0,
-         "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0,
-         "delta": {"type": "text_delta", "text": content}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-         "usage": {"output_tokens": 10}},
-        {"type": "message_stop"},
-    ]
-
-
-def _fill(schema: dict[str, Any], text: str) -> dict[str, Any]:
-    """Arguments for a tool schema: strings get ``text``, numbers 0, booleans true."""
-    out: dict[str, Any] = {}
-    for key, prop in (schema.get("properties") or {}).items():
-        kind = prop.get("type") if isinstance(prop, dict) else None
-        out[key] = {"number": 0, "integer": 0, "boolean": True}.get(str(kind), text)
-    return out
 
 
 class _Handler(BaseHTTPRequestHandler):
