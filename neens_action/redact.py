@@ -90,8 +90,9 @@ def redact(text: str) -> str:
     return pattern.sub(MASK, text)
 
 
-class Redacted(io.TextIOBase):
-    """A text stream that redacts everything written through it."""
+class TextWrapper(io.TextIOBase):
+    """A text stream over ``raw`` that changes what is written (subclasses define ``write``)
+    and hands everything else to ``raw``."""
 
     def __init__(self, raw: TextIO) -> None:
         super().__init__()
@@ -99,10 +100,6 @@ class Redacted(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
-
-    def write(self, text: str) -> int:
-        self.raw.write(redact(text))
-        return len(text)
 
     def flush(self) -> None:
         self.raw.flush()
@@ -116,3 +113,11 @@ class Redacted(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.raw, "encoding", None) or "utf-8"
+
+
+class Redacted(TextWrapper):
+    """A text stream that redacts everything written through it."""
+
+    def write(self, text: str) -> int:
+        self.raw.write(redact(text))
+        return len(text)

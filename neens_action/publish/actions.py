@@ -14,7 +14,6 @@ one ``write`` under the stream's lock so no other thread's text can split it.
 
 from __future__ import annotations
 
-import io
 import re
 import secrets
 import sys
@@ -24,7 +23,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TextIO
 
-from neens_action.redact import redact
+from neens_action.redact import TextWrapper, redact
 from neens_action.text import ZWSP, gh_data, gh_inert, gh_property, scrub_text, utf8_len
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 annotations of each kind per step
@@ -32,7 +31,7 @@ _JSON_LEGACY = re.compile(r"(?<=##)\[")
 _OUTPUT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
-class GuardedStream(io.TextIOBase):
+class GuardedStream(TextWrapper):
     """A text stream whose plain text can never be read as a workflow command.
 
     ``write`` neutralises untrusted text line by line (knowing whether it starts a line);
@@ -40,15 +39,11 @@ class GuardedStream(io.TextIOBase):
     """
 
     def __init__(self, raw: TextIO) -> None:
-        super().__init__()
-        self.raw = raw
+        super().__init__(raw)
         self.lock = threading.RLock()
         self._line_blank = True  # nothing but whitespace written on the current line
         self._lead_colon = False  # the current line is blanks and one ``:`` so far
         self._tail = ""  # the last two characters written on the current line
-
-    def writable(self) -> bool:
-        return True
 
     def write(self, text: str) -> int:
         """Inert text, also when a command is split across writes (``"##"`` then
@@ -92,29 +87,15 @@ class GuardedStream(io.TextIOBase):
         with self.lock:
             self.raw.flush()
 
-    def fileno(self) -> int:
-        return self.raw.fileno()
 
-    def isatty(self) -> bool:
-        return self.raw.isatty()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.raw, "encoding", None) or "utf-8"
-
-
-class JsonStream(io.TextIOBase):
+class JsonStream(TextWrapper):
     """Machine output (``--json``) that the runner cannot read as a command and that parses
     to the same values: ``##[`` only occurs inside a JSON string, where ``[`` is spelled
     ``\\u005b`` (a ``::`` never opens a line of JSON). Secrets are redacted."""
 
     def __init__(self, raw: TextIO) -> None:
-        super().__init__()
-        self.raw = raw
+        super().__init__(raw)
         self._tail = ""
-
-    def writable(self) -> bool:
-        return True
 
     def write(self, text: str) -> int:
         safe = _JSON_LEGACY.sub(r"\\u005b", redact(text))
@@ -125,15 +106,6 @@ class JsonStream(io.TextIOBase):
         self.raw.write(safe)
         self._tail = (self._tail + safe)[-2:]
         return len(text)
-
-    def flush(self) -> None:
-        self.raw.flush()
-
-    def fileno(self) -> int:
-        return self.raw.fileno()
-
-    def isatty(self) -> bool:
-        return self.raw.isatty()
 
 
 class Commands:
