@@ -238,6 +238,8 @@ def build_eval_report(outcome: Outcome) -> Report:
     if outcome.error:
         kind, report.hints = error_kind(outcome.error)
         report.headline = f"{kind}: the run did not finish, so nothing was gated."
+        if failures and outcome.invocations:  # our agents failed: say how to fix them
+            report.hints = failure_hints(failures, outcome.agent_timeout) + report.hints
     else:
         report.hints = failure_hints(failures, outcome.agent_timeout)
     if outcome.gate is not None:

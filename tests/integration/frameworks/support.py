@@ -126,6 +126,6 @@ def assert_caught(run: QuickstartRun) -> None:
     """The bad model's wrong amount (odd order numbers) fails the gate."""
     assert run.proc.returncode == 1, run.proc.stderr
     assert run.doc["verdict"] == "blocked"
-    assert run.items["it_1"]["passed"] is True  # order 42: right amount
+    assert run.items["it_1"]["passed"] is True, run.items["it_1"]  # order 42: right amount
     assert run.items["it_2"]["passed"] is False  # order 7: $20.99 instead of $19.99
     assert "$20.99" in run.items["it_2"]["output"]
