@@ -207,8 +207,11 @@ def agent_failures(report: Report, *, tails: int) -> list[str]:
         return []
     total = f" of {report.agent_total}" if report.agent_total else ""
     out = [f"#### Agent failures ({len(fails)}{total})", ""]
-    out += [f"- {hint(h)}" for h in report.hints]
     shown = [f for f in fails if f.stderr_tail.strip()][:tails]
+    if not report.error:
+        out += [f"- {hint(h)}" for h in report.hints]
+    elif shown:  # a run error shows its hints in its own block, once; a tail opens with a gap
+        out.pop()
     for f in shown:
         out += ["", *_tail(f)]
     return out
