@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -33,7 +34,7 @@ from neens_action.ci.modes import run as run_mode
 from neens_action.ci.modes import shard as shard_mode
 from neens_action.ci.modes import stress as stress_mode
 from neens_action.ci.modes import sweep as sweep_mode
-from neens_action.ci.modes.common import check_input_rules
+from neens_action.ci.modes.common import check_input_rules, doing, short_sha
 from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
 from neens_action.pipeline import Publisher
 from neens_action.publish.actions import Commands, GuardedStream
@@ -75,7 +76,7 @@ def publishers_for(ctx: CiContext, mode: str) -> list[Publisher]:
         dotenv_file=where("dotenv-file"), summary=inp.get("summary", True) is not False,
         comment=inp.get("comment", "update"), matrix_key=inp.get("matrix-key", ""),
         token=ctx.platform.token(inp, ctx.environ), commands=ctx.commands, log=ctx.log,
-        comment_author=inp.get("comment-author") or "",
+        comment_author=inp.get("comment-author") or "", commit=short_sha(ctx) or "",
     )
     return [ctx.platform.publisher_class()(config)]
 
@@ -183,6 +184,7 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
          commands: Commands | None) -> int:
     world = World(environ=env, err=err, out=sys.stdout, platform=platform)
     client: NeensClient | None = None
+    publishers: list[Publisher] = []  # once known: who posts the running / unfinished notes
     try:
         inputs = ci_inputs.parse_inputs(env)
         check_input_rules(inputs)  # the settings' value rules, before anything else
@@ -204,6 +206,7 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
             raise InputError("mode", f"must be one of {', '.join(MODES)}, got {mode[:40]!r}")
         plan = MODES[mode](ctx)
         job = jobs.job(plan.job)
+        publishers = publishers_for(ctx, job.name)
         client = make_client(plan.settings, log=world.log)
         failure = None
         install_timeout = inputs.get("install-timeout", 1200.0)
@@ -217,14 +220,17 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
             failure = preflight(ctx, client)
         # a failed install or preflight concludes the job as a run error, without running it
         flow = (lambda: job.blank(failure)) if failure else None
-        publishers = publishers_for(ctx, job.name)
-        if mode == "run" and not failure:  # one job, one comment: "running" until the verdict
-            world.on_start = progress_hook(publishers, plan.settings, world)
-        return pipeline.execute(
+        if not failure:  # one job, one comment: "running" until the verdict replaces it
+            announce(publishers, mode, plan.settings, world)
+        code = pipeline.execute(
             job, plan.settings, world=world, policy=plan.policy, client=client,
             publishers=publishers,
             junit_path=artifact_path(ctx, "junit-file"), flow=flow,
         )
+        if any(getattr(p, "started", None) for p in publishers):
+            unfinished(publishers, "its verdict could not be posted (see the CI job)", code,
+                       world.log)
+        return code
     except SettingError as exc:  # a settings rule an input broke, named as that input
         return bad_input(platform, InputError.of(exc), commands, world, env)
     except InputError as exc:
@@ -234,27 +240,65 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
             commands.error(str(exc), title="neens")
         else:
             world.log(f"neens: error: {exc}")
+        if any(getattr(p, "started", None) for p in publishers):
+            unfinished(publishers, str(exc), exc.exit_code, world.log)
         return exc.exit_code
     except KeyboardInterrupt:
         world.log("neens: interrupted")
+        unfinished(publishers, "interrupted (SIGINT/SIGTERM)", EXIT_INTERRUPTED, world.log)
         return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug of ours: the log has the traceback, the PR a note
+        world.log("neens: error: the action crashed (a bug: please report it with this log)")
+        world.log(traceback.format_exc().rstrip())
+        unfinished(publishers, f"the action crashed ({type(exc).__name__}): see the CI job",
+                   EXIT_ERROR, world.log)
+        return EXIT_ERROR
     finally:
         if client is not None:
             client.close()
 
 
-def progress_hook(publishers: list[Publisher], settings: object,
-                  world: World) -> Callable[[int], None]:
-    """``World.on_start`` of a CI run: each publisher's "running" comment."""
-    dataset = str(getattr(settings, "dataset", None) or "")
+def announce(publishers: list[Publisher], mode: str, settings: object, world: World) -> None:
+    """The running comment: ``mode: run`` posts it once its items are known (``World.on_start``,
+    before the first agent starts); push, stress, sweep and finish before their flow's first
+    request (:func:`neens_action.ci.modes.common.doing`). Never fatal."""
+    if mode == "run":
+        dataset = str(getattr(settings, "dataset", None) or "")
 
-    def started(items: int) -> None:
-        for publisher in publishers:
-            announce = getattr(publisher, "in_progress", None)
-            if announce is not None:
-                announce(items, dataset, world.clock.utcnow())
+        def started(items: int) -> None:
+            for publisher in publishers:
+                announce_run = getattr(publisher, "in_progress", None)
+                if announce_run is not None:
+                    announce_run(items, dataset, world.clock.utcnow())
 
-    return started
+        world.on_start = started
+        return
+    what = doing(mode, settings)
+    if what is None:
+        return
+    for publisher in publishers:
+        running = getattr(publisher, "running", None)
+        if running is None:
+            continue
+        try:
+            running(what, world.clock.utcnow())
+        except Exception as exc:  # a progress note never stops the job
+            world.log(f"neens: warning: could not post the progress comment: "
+                      f"{type(exc).__name__}")
+
+
+def unfinished(publishers: list[Publisher], why: str, code: int,
+               log: Callable[[str], None]) -> None:
+    """Each publisher whose verdict is not in the sticky comment says the job did not finish
+    (best effort: the job's exit code stands)."""
+    for publisher in publishers:
+        note = getattr(publisher, "unfinished", None)
+        if note is None:
+            continue
+        try:
+            note(why, code)
+        except Exception as exc:  # the job's own error line already says what happened
+            log(f"neens: warning: could not update the PR comment: {type(exc).__name__}")
 
 
 def preflight(ctx: CiContext, client: NeensClient) -> str | None:

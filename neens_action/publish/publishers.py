@@ -19,12 +19,12 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
+from neens_action.publish.progress import StickyProgress
 from neens_action.redact import redact
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
@@ -48,6 +48,7 @@ class PublishConfig:
     comment: str = "update"  # update | new | off
     comment_author: str = ""  # the login our PR comments are written as ("" = ask the token)
     matrix_key: str = ""
+    commit: str = ""  # the short commit the job is for (named by the running comment)
     token: str = field(default="", repr=False)  # the platform's API token (its table entry)
     commands: Commands | None = None  # workflow commands (GitHub), shielded by the front door
     timeout: float = 20.0
@@ -93,7 +94,7 @@ def failing_invocations(outcome: Outcome | None) -> list[Invocation]:
     return [inv for inv in getattr(outcome, "invocations", []) if not inv.ok]
 
 
-class FilesPublisher:
+class FilesPublisher(StickyProgress):
     """Artifacts in the workspace + agent output in the log (Jenkins and any other CI)."""
 
     def __init__(self, config: PublishConfig) -> None:
@@ -136,9 +137,6 @@ class FilesPublisher:
     def sticky(self, report: Report) -> str:
         """Post ``report`` as the sticky PR/MR comment; its URL ("" where there is none)."""
         return ""
-
-    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
-        """The "running" sticky comment, before the first agent starts (none here)."""
 
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         outputs = base_outputs(report)
@@ -205,10 +203,12 @@ class GitHubPublisher(FilesPublisher):
         ctx = GitHubContext.from_env(self.config.environ)
         mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
                       leg=self.config.matrix_key)
-        body = render_comment(report, marker=mark, details_url=ctx.details_url)
+        body = self.headed(report, render_comment(report, marker=mark,
+                                                  details_url=ctx.details_url))
         result = post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
                                      mode=self.config.comment, timeout=self.config.timeout,
                                      author=self.config.comment_author)
+        self.concluded = self.concluded or result.action != "skipped"
         for notice in result.notices:
             self.commands.notice(notice, title="Neens PR comment")
         for line in result.info:
@@ -217,20 +217,17 @@ class GitHubPublisher(FilesPublisher):
 
     sticky = comment
 
-    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
-        if self.config.comment != "update":  # "new" would leave it beside the verdict
-            return
+    def post_note(self, body: Callable[[str, str | None], str], mode: str) -> bool:
         from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
-        from neens_action.publish.progress import progress_body
 
         ctx = GitHubContext.from_env(self.config.environ)
         mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
                       leg=self.config.matrix_key)
-        body = progress_body(mark, items=items, dataset=dataset, started=started,
-                             job_url=ctx.details_url)
-        post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
-                            mode="update", timeout=self.config.timeout,
-                            author=self.config.comment_author)
+        result = post_sticky_comment(ctx, token=self.config.token, body=body(mark,
+                                     ctx.details_url), mark=mark, mode=mode,
+                                     timeout=self.config.timeout,
+                                     author=self.config.comment_author)
+        return result.action != "skipped"
 
     def _step(self, what: str, step: Callable[[], object]) -> None:
         """One publishing step; a failure is a warning and the next step still runs."""
@@ -304,27 +301,26 @@ class GitLabPublisher(FilesPublisher):
         artifact = artifact_url(ctx.job_url, self.config.workspace, self.config.summary_file)
         if artifact:
             report.links["summary"] = artifact
-        body = render_comment(report, marker=mark, details_url=artifact or ctx.job_url or None)
+        body = self.headed(report, render_comment(
+            report, marker=mark, details_url=artifact or ctx.job_url or None))
         result = post_sticky_note(ctx, token=self.config.token, body=body, mark=mark,
                                   mode=self.config.comment, timeout=self.config.timeout)
+        self.concluded = self.concluded or result.action != "skipped"
         for notice in result.notices:
             self.log(f"neens: notice: {notice}")
         return result.url
 
     sticky = note
 
-    def in_progress(self, items: int, dataset: str, started: datetime) -> None:
-        if self.config.comment != "update":  # "new" would leave it beside the verdict
-            return
+    def post_note(self, body: Callable[[str, str | None], str], mode: str) -> bool:
         from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
-        from neens_action.publish.progress import progress_body
 
         ctx = GitLabContext.from_env(self.config.environ)
         mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
-        body = progress_body(mark, items=items, dataset=dataset, started=started,
-                             job_url=ctx.job_url or None)
-        post_sticky_note(ctx, token=self.config.token, body=body, mark=mark, mode="update",
-                         timeout=self.config.timeout)
+        result = post_sticky_note(ctx, token=self.config.token,
+                                  body=body(mark, ctx.job_url or None), mark=mark, mode=mode,
+                                  timeout=self.config.timeout)
+        return result.action != "skipped"
 
     def publish(self, report: Report, outcome: Outcome | None, result_json: Any) -> dict[str, str]:
         from neens_action.publish.gitlab import write_dotenv

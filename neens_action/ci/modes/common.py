@@ -13,6 +13,13 @@ from neens_action.ci.context import CiContext
 from neens_action.ci.inputs import InputError, Inputs
 from neens_action.errors import UsageError
 from neens_action.policy import GatePolicy
+from neens_action.publish.progress import (
+    Doing,
+    finish_doing,
+    push_doing,
+    stress_doing,
+    sweep_doing,
+)
 from neens_action.settings import provenance
 from neens_action.settings.names import Names, Rule, SettingError
 from neens_action.settings.stress import StressSettings
@@ -165,3 +172,24 @@ def eval_fields(ctx: CiContext) -> dict[str, Any]:
         on_inconclusive=inp.get("on-inconclusive", "warn"),
         **override_values(inp),
     )
+
+
+def doing(mode: str, settings: Any) -> Doing | None:
+    """What the running comment says a mode does, posted before its flow starts (None:
+    ``run`` posts once its items are known, ``create`` and ``shard`` post nothing; see
+    docs/modes.md)."""
+    if mode == "push":
+        return push_doing(settings.agent_connection or "", settings.dataset or "",
+                          bool(settings.gates))
+    if mode == "stress":
+        return stress_doing(list(settings.failure_modes), settings.suite_id or "",
+                            push=bool(settings.agent_connection))
+    if mode == "sweep":
+        labels = [arm.get("label", "") if isinstance(arm, dict) else str(arm)
+                  for arm in settings.arms]
+        target = (settings.dataset_id or settings.dataset_version_id
+                  or settings.scenario_suite_id or "")
+        return sweep_doing(labels, target, settings.pass_k)
+    if mode == "finish":
+        return finish_doing(settings.run_id or "")
+    return None

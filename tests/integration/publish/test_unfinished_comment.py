@@ -1,0 +1,148 @@
+"""A job that does not finish never leaves "⏳ running" (nor an older commit's verdict) as its
+PR comment: SIGTERM (exit 130), a run error after the running comment (exit 2) and a crash in
+our own code each replace it with a note saying the job did not finish, why and the job link;
+a SIGKILL, which leaves no chance to write, leaves a running comment naming the commit and
+its start time, and it replaced the previous commit's verdict. ``entrypoint.py`` as a real
+process, the real sandbox and agents, the fake GitHub REST API."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.github_server import FakeGitHub
+from tests.helpers import PY, ROOT, Sandbox, wait_for
+from tests.integration.publish.test_entrypoint import GH_TOKEN, _github_env, _run
+
+JOB_URL = "https://github.example/acme/agent/actions/runs/4242"
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    server = FakeGitHub(token=GH_TOKEN).start()
+    yield server
+    server.stop()
+
+
+def _start(env: dict[str, str], argv: list[str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv or [PY, str(ROOT / "entrypoint.py")], env=env,
+                            cwd=env["GITHUB_WORKSPACE"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _running_posted(gh: FakeGitHub) -> bool:
+    return any("Neens eval running" in c["body"] for c in gh.comments(7))
+
+
+def _only_comment(gh: FakeGitHub) -> str:
+    comments = gh.comments(7)
+    assert len(comments) == 1, [c["body"][:200] for c in comments]
+    return comments[0]["body"]
+
+
+def _hanging(sandbox: Sandbox, gh: FakeGitHub, tmp: Path, sha: str = "a") -> dict[str, str]:
+    env = _github_env(sandbox, gh, tmp, "hang")
+    env.update(GITHUB_SHA=sha * 40, AGENT_HANG_S="120", INPUT_TIMEOUT="150")
+    return env
+
+
+def test_sigterm_replaces_the_running_comment_with_did_not_finish(
+        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
+    proc = _start(_hanging(sandbox, gh, tmp_path))
+    try:
+        assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    body = _only_comment(gh)
+    assert "Neens eval running" not in body and "⏳" not in body
+    assert "⚠️ **The job did not finish**: interrupted" in body
+    assert "no verdict for commit `aaaaaaaaaaaa`" in body
+    assert JOB_URL in body
+    assert len(gh.calls("POST", "/issues/7/comments")) == 1  # one comment, edited in place
+
+
+def test_a_run_error_after_the_running_comment_is_an_error_comment(
+        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
+    # the agent answers without exporting any trace: nothing is measured (exit 2)
+    env = _github_env(sandbox, gh, tmp_path, "silent")
+    proc = _run(env, Path(env["GITHUB_WORKSPACE"]))
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    posts = gh.calls("POST", "/issues/7/comments")
+    assert len(posts) == 1 and "Neens eval running" in posts[0].body["body"]
+    assert len(gh.calls("PATCH")) == 1
+    body = _only_comment(gh)
+    assert "Neens eval running" not in body and "⏳" not in body
+    assert "Errored" in body and "exit code 2" in body
+
+
+def test_the_sandbox_stopping_mid_run_leaves_an_error_comment(
+        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
+    env = _github_env(sandbox, gh, tmp_path, "slow")
+    env.update(AGENT_SLOW_S="3", INPUT_CONCURRENCY="1")
+    proc = _start(env)
+    try:
+        assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
+        sandbox.stop()  # the server goes away while the agents run
+        _out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, err[-3000:]
+    body = _only_comment(gh)
+    assert "Neens eval running" not in body and "⏳" not in body
+    assert "Errored" in body and JOB_URL in body
+
+
+def test_a_crash_in_our_code_leaves_did_not_finish_and_exit_2(
+        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
+    env = _github_env(sandbox, gh, tmp_path, "good")
+    # a bug after the agents ran: the verdict step itself raises
+    crash = ("import runpy, sys; import neens_action.pipeline as p\n"
+             "def boom(*a, **k):\n    raise RuntimeError('a bug')\n"
+             "p.conclude = boom\n"
+             f"sys.argv = [{str(ROOT / 'entrypoint.py')!r}]\n"
+             f"runpy.run_path({str(ROOT / 'entrypoint.py')!r}, run_name='__main__')\n")
+    proc = subprocess.run([PY, "-c", crash], env=env, cwd=env["GITHUB_WORKSPACE"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "the action crashed" in proc.stderr and "RuntimeError: a bug" in proc.stderr
+    posts = gh.calls("POST", "/issues/7/comments")
+    assert len(posts) == 1 and "Neens eval running" in posts[0].body["body"]
+    body = _only_comment(gh)
+    assert "Neens eval running" not in body
+    assert ("⚠️ **The job did not finish**: the action crashed (RuntimeError): see the CI "
+            "job; no verdict for commit `aaaaaaaaaaaa`") in body
+    assert JOB_URL in body and "exit code 2" in body
+
+
+def test_a_new_commit_replaces_the_old_verdict_and_a_sigkill_leaves_an_honest_comment(
+        sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
+    env = _github_env(sandbox, gh, tmp_path, "good")
+    env["GITHUB_SHA"] = "a" * 40
+    first = _run(env, Path(env["GITHUB_WORKSPACE"]))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "Passed" in _only_comment(gh)
+
+    # the next commit's job is killed hard while its agents run: it cannot write again
+    env = _hanging(sandbox, gh, tmp_path, sha="b")
+    env["AGENT_HANG_S"] = "10"
+    proc = _start(env)
+    try:
+        assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
+    finally:
+        proc.kill()  # SIGKILL
+        proc.communicate(timeout=30)
+    body = _only_comment(gh)
+    assert "Passed" not in body  # the old commit's verdict is gone
+    assert "⏳ **Neens eval running**" in body and "for commit `bbbbbbbbbbbb`" in body
+    assert "started 20" in body and "if it still says running long after the start" in body
+    assert JOB_URL in body
+    # the orphaned agents of the killed job end on their own (AGENT_HANG_S)
