@@ -46,6 +46,8 @@ def _only_comment(gh: FakeGitHub) -> str:
 
 def _hanging(sandbox: Sandbox, gh: FakeGitHub, tmp: Path, sha: str = "a") -> dict[str, str]:
     env = _github_env(sandbox, gh, tmp, "hang")
+    event = Path(env["GITHUB_EVENT_PATH"])
+    event.write_text(event.read_text().replace("a" * 40, sha * 40))  # the PR's head commit
     env.update(GITHUB_SHA=sha * 40, AGENT_HANG_S="120", INPUT_TIMEOUT="150")
     return env
 
