@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from neens_action import __version__
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from neens_action.report.model import Report
 
 NAME_CHARS = 80  # one name in the running line
+SHARED_STEPS = ("create", "finish")  # the two jobs of a sharded run that own its comment
 LISTED = 4  # names listed before "and N more"
 
 
@@ -83,11 +84,26 @@ def sweep_doing(arms: Sequence[str], target: str, k: int | None) -> Doing:
                  f"sweeping {_count(len(labels), 'variant')} ({_names(labels)}){over}{reps}")
 
 
+def create_doing(run_id: str, items: str) -> Doing:
+    """``mode: create``: the run exists; the shard jobs replay it, the finish job gates it."""
+    what = f"{items} items of run" if items.isdigit() else "run"
+    return Doing("Neens eval running",
+                 f"{what} {md_code(run_id, NAME_CHARS)}, replayed by the shard jobs, then "
+                 "scored and gated by the finish job")
+
+
 def finish_doing(run_id: str) -> Doing:
     """``mode: finish``: the shard jobs replayed the items; the run is scored and gated."""
     return Doing("Neens eval finishing",
                  f"scoring and gating run {md_code(run_id, NAME_CHARS)}, replayed by the "
                  "shard jobs")
+
+
+def sticky_key(job: str, mode: str) -> tuple[str, str]:
+    """(job, mode) in the sticky comment's marker: the create and finish jobs of a sharded run
+    share one comment (so the job names are left out: they differ), each other mode has its
+    own per job."""
+    return ("", "sharded") if mode in SHARED_STEPS else (job, mode)
 
 
 def _when(started: datetime, commit: str) -> str:
@@ -155,6 +171,17 @@ class StickyProgress:
     started: datetime | None = None
     concluded: bool = False
 
+    def step_note(self, report: Report) -> bool:
+        """``mode: create`` that created its run: the comment says the run is going (its
+        shards replay it) rather than showing the step's own report; True when that is the
+        case. A create that failed shows its error report like any other mode."""
+        if self.config.mode != "create" or report.exit_code != 0 or not report.run_id:
+            return False
+        items = dict(report.facts).get("items", "")
+        self.running(create_doing(report.run_id, items), datetime.now(timezone.utc))
+        self.concluded = True  # the finish job's verdict replaces it
+        return True
+
     def running(self, doing: Doing, started: datetime) -> None:
         """The "running" sticky comment, before the work starts (only with ``comment:
         update``: ``new`` would leave it beside the verdict)."""
@@ -196,6 +223,19 @@ class StickyProgress:
         return f"{mark}\n\n{line}\n{rest}"
 
 
-__all__ = ["Doing", "StickyProgress", "finish_doing", "progress_body", "push_doing", "run_doing",
-           "running_body", "stress_doing", "sweep_doing", "unfinished_body",
-           "unfinished_line"]
+__all__ = [
+    "SHARED_STEPS",
+    "Doing",
+    "StickyProgress",
+    "create_doing",
+    "finish_doing",
+    "progress_body",
+    "push_doing",
+    "run_doing",
+    "running_body",
+    "sticky_key",
+    "stress_doing",
+    "sweep_doing",
+    "unfinished_body",
+    "unfinished_line",
+]

@@ -24,7 +24,7 @@ from typing import Any
 
 from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.actions import Commands, summary_room, write_outputs, write_summary
-from neens_action.publish.progress import StickyProgress
+from neens_action.publish.progress import StickyProgress, sticky_key
 from neens_action.redact import redact
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
@@ -196,13 +196,13 @@ class GitHubPublisher(FilesPublisher):
             self.commands.warning(f"could not write the job summary: {exc.strerror}")
 
     def comment(self, report: Report) -> str:
-        if self.config.comment == "off":
+        if self.config.comment == "off" or self.step_note(report):
             return ""
         from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
 
         ctx = GitHubContext.from_env(self.config.environ)
-        mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
-                      leg=self.config.matrix_key)
+        job, kind = sticky_key(ctx.job, self.config.mode)
+        mark = marker(workflow=ctx.workflow, job=job, mode=kind, leg=self.config.matrix_key)
         body = self.headed(report, render_comment(report, marker=mark,
                                                   details_url=ctx.details_url))
         result = post_sticky_comment(ctx, token=self.config.token, body=body, mark=mark,
@@ -221,8 +221,8 @@ class GitHubPublisher(FilesPublisher):
         from neens_action.publish.github import GitHubContext, marker, post_sticky_comment
 
         ctx = GitHubContext.from_env(self.config.environ)
-        mark = marker(workflow=ctx.workflow, job=ctx.job, mode=self.config.mode,
-                      leg=self.config.matrix_key)
+        job, kind = sticky_key(ctx.job, self.config.mode)
+        mark = marker(workflow=ctx.workflow, job=job, mode=kind, leg=self.config.matrix_key)
         result = post_sticky_comment(ctx, token=self.config.token, body=body(mark,
                                      ctx.details_url), mark=mark, mode=mode,
                                      timeout=self.config.timeout,
@@ -286,7 +286,7 @@ class GitLabPublisher(FilesPublisher):
         self.log("\x1b[0Ksection_end:0:neens_agents\r\x1b[0K")
 
     def note(self, report: Report) -> str:
-        if self.config.comment == "off":
+        if self.config.comment == "off" or self.step_note(report):
             return ""
         from neens_action.publish.gitlab import (
             GitLabContext,
@@ -296,7 +296,8 @@ class GitLabPublisher(FilesPublisher):
         )
 
         ctx = GitLabContext.from_env(self.config.environ)
-        mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
+        job, kind = sticky_key(ctx.job_name, self.config.mode)
+        mark = marker(job=job, mode=kind, leg=self.config.matrix_key)
         # on GitLab the full summary is an artifact of the job, not part of its log
         artifact = artifact_url(ctx.job_url, self.config.workspace, self.config.summary_file)
         if artifact:
@@ -316,7 +317,8 @@ class GitLabPublisher(FilesPublisher):
         from neens_action.publish.gitlab import GitLabContext, marker, post_sticky_note
 
         ctx = GitLabContext.from_env(self.config.environ)
-        mark = marker(job=ctx.job_name, mode=self.config.mode, leg=self.config.matrix_key)
+        job, kind = sticky_key(ctx.job_name, self.config.mode)
+        mark = marker(job=job, mode=kind, leg=self.config.matrix_key)
         result = post_sticky_note(ctx, token=self.config.token,
                                   body=body(mark, ctx.job_url or None), mark=mark, mode=mode,
                                   timeout=self.config.timeout)

@@ -13,7 +13,9 @@
 - ``mode: finish``: check that every item of ``run-id`` has a trace (else exit 2 naming the
   missing items), then start, poll, gate and report like ``mode: run``.
 
-``create`` and ``shard`` post no PR/MR comment (the ``finish`` job owns it) and send no
+One PR/MR comment per sharded run, shared by the ``create`` and ``finish`` jobs: ``create``
+posts "running" once the run exists, ``finish`` says it is scoring, then edits it into the
+verdict; the ``shard`` legs post none (docs/modes.md). ``create`` and ``shard`` send no
 ci-result.
 """
 
@@ -67,8 +69,8 @@ def _validate(settings: EvalRunSettings, *, declared_gates: bool = False) -> Non
 
 def _plan(ctx: CiContext, step: str, settings: EvalRunSettings,
           policy: GatePolicy | None) -> Plan:
-    if step != "finish":
-        ctx.inputs.values["comment"] = "off"  # one comment per run: the finish job's
+    if step == "shard":  # the create and finish jobs own the run's one comment
+        ctx.inputs.values["comment"] = "off"
     return Plan(step, settings, policy)
 
 

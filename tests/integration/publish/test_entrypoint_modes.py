@@ -171,7 +171,8 @@ def test_push_mode_with_a_policy_file_passes_then_blocks(world: Sandbox, gh: Fak
     assert "| block | fail |" in job.summary.split("#### Policy rules", 1)[1]
     comments = gh.comments(7)
     assert len(comments) == 1 and "❌ Blocked" in comments[0]["body"]
-    assert len(gh.calls("PATCH")) == 1
+    # one comment: each job writes "running", then the verdict (POST, PATCH; PATCH, PATCH)
+    assert len(gh.calls("POST", "/comments")) == 1 and len(gh.calls("PATCH")) == 3
     job.assert_no_secrets(second)
 
 
