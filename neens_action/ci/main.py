@@ -260,12 +260,17 @@ def _run(env: dict[str, str], platform: platforms.Platform, err: TextIO,
 
 def announce(publishers: list[Publisher], mode: str, settings: object, world: World) -> None:
     """The running comment: ``mode: run`` posts it once its items are known (``World.on_start``,
-    before the first agent starts); push, stress, sweep and finish before their flow's first
-    request (:func:`neens_action.ci.modes.common.doing`). Never fatal."""
+    before the first agent starts; once, however many repetitions follow); push, stress,
+    sweep and finish before their flow's first request
+    (:func:`neens_action.ci.modes.common.doing`). Never fatal."""
     if mode == "run":
         dataset = str(getattr(settings, "dataset", None) or "")
+        told: list[int] = []
 
         def started(items: int) -> None:
+            if told:  # one running write per job: the verdict is the second
+                return
+            told.append(items)
             for publisher in publishers:
                 announce_run = getattr(publisher, "in_progress", None)
                 if announce_run is not None:
@@ -273,18 +278,14 @@ def announce(publishers: list[Publisher], mode: str, settings: object, world: Wo
 
         world.on_start = started
         return
-    what = doing(mode, settings)
-    if what is None:
-        return
-    for publisher in publishers:
-        running = getattr(publisher, "running", None)
-        if running is None:
-            continue
-        try:
-            running(what, world.clock.utcnow())
-        except Exception as exc:  # a progress note never stops the job
-            world.log(f"neens: warning: could not post the progress comment: "
-                      f"{type(exc).__name__}")
+    try:
+        what = doing(mode, settings)
+        for publisher in publishers:
+            running = getattr(publisher, "running", None)
+            if what is not None and running is not None:
+                running(what, world.clock.utcnow())
+    except Exception as exc:  # a progress note never stops the job
+        world.log(f"neens: warning: could not post the progress comment: {type(exc).__name__}")
 
 
 def unfinished(publishers: list[Publisher], why: str, code: int,

@@ -231,7 +231,9 @@ def replay_items(items: Sequence[FrozenItem], outcome: Outcome, settings: EvalRu
                  world: World, label: str, keep_ok: bool = True) -> None:
     """Run the agent once per item for ``outcome.run_id`` (the execution settings:
     ``command``, ``timeout``, ``concurrency``, ``workers``, ``output_cap``) into
-    ``outcome.invocations``; ``keep_ok=False`` keeps only the invocations that failed."""
+    ``outcome.invocations``; ``keep_ok=False`` keeps only the invocations that failed.
+    ``world.starting`` is told first (the CI step's running comment, before any agent)."""
+    world.starting(len(items))
     jobs = ItemJobs(items, run_id=outcome.run_id, version_label=label, base_env=world.environ)
     outcome.invocations = run_agents(settings.command, jobs, world=world,
                                      timeout=settings.timeout,
@@ -279,7 +281,6 @@ def drive_run(client: NeensClient, outcome: Outcome, settings: EvalRunSettings, 
         warn_otlp(world, client.base_url, outcome)
         how = agents_phrase(settings.concurrency, settings.workers)
         world.log(f"Running {total} item(s) with {how} (version={label!r})")
-        world.starting(total)
         # A console report needs only the invocations that failed (one per item otherwise).
         replay_items(items, outcome, settings, world=world, label=label, keep_ok=full)
     ok = total - sum(1 for inv in outcome.invocations if not inv.ok)

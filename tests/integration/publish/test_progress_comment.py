@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
-from tests.helpers import AGENT, PY, Sandbox
+from tests.helpers import AGENT, PY, Sandbox, db_count
 from tests.integration.publish.test_entrypoint import GH_TOKEN, _github_env, _run
 
 # Each agent first reads PR 7's comments from the fake GitHub and notes whether the
@@ -68,3 +68,16 @@ def test_comment_new_posts_no_running_comment(sandbox: Sandbox, gh: FakeGitHub,
     assert proc.returncode == 0, proc.stderr[-3000:]
     bodies = [c["body"] for c in gh.comments(7)]
     assert len(bodies) == 1 and "Neens eval running" not in bodies[0]
+
+
+def test_repeats_write_the_running_comment_once(sandbox: Sandbox, gh: FakeGitHub,
+                                                tmp_path: Path) -> None:
+    env = _github_env(sandbox, gh, tmp_path, "good")
+    env["INPUT_REPEAT"] = "2"  # two runs, one job: still one running write and one verdict
+    proc = _run(env, Path(env["GITHUB_WORKSPACE"]))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert db_count(sandbox, "runs") == 2  # the agents ran twice
+    posts = [r for r in gh.calls("POST") if r.path.endswith("/issues/7/comments")]
+    assert len(posts) == 1 and len(gh.calls("PATCH")) == 1
+    assert "Neens eval running" in posts[0].body["body"]
+    assert "Neens eval running" not in gh.comments(7)[0]["body"]

@@ -15,8 +15,15 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
-from tests.helpers import PY, ROOT, Sandbox, wait_for
-from tests.integration.publish.test_entrypoint import GH_TOKEN, _github_env, _run
+from tests.fakes.gitlab_server import FakeGitLab
+from tests.helpers import AGENT, PY, ROOT, Sandbox, wait_for
+from tests.integration.publish.test_entrypoint import (
+    GH_TOKEN,
+    GL_TOKEN,
+    _base_env,
+    _github_env,
+    _run,
+)
 
 JOB_URL = "https://github.example/acme/agent/actions/runs/4242"
 
@@ -148,3 +155,40 @@ def test_a_new_commit_replaces_the_old_verdict_and_a_sigkill_leaves_an_honest_co
     assert "started 20" in body and "if it still says running long after the start" in body
     assert JOB_URL in body
     # the orphaned agents of the killed job end on their own (AGENT_HANG_S)
+
+
+def test_gitlab_sigterm_replaces_the_running_note_with_did_not_finish(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    gl = FakeGitLab(token=GL_TOKEN).start()
+    try:
+        project = tmp_path / "project"
+        project.mkdir()
+        env = _base_env(
+            sandbox, GITLAB_CI="true", CI="true", CI_PROJECT_DIR=str(project),
+            CI_API_V4_URL=gl.api_url, CI_PROJECT_ID="42", CI_MERGE_REQUEST_IID="5",
+            CI_JOB_NAME="neens-eval", CI_COMMIT_SHA="f" * 40,
+            CI_JOB_URL="https://gitlab.example/g/p/-/jobs/8", NEENS_GITLAB_TOKEN=GL_TOKEN,
+            NEENS_API_KEY=sandbox.api_key, NEENS_INPUT_BASE_URL=sandbox.url,
+            NEENS_INPUT_COMMAND=f"{PY} {AGENT}", NEENS_INPUT_DATASET="ds_refunds",
+            NEENS_INPUT_TIMEOUT="150", AGENT_MODE="hang", AGENT_HANG_S="120",
+        )
+        proc = subprocess.Popen([PY, str(ROOT / "entrypoint.py")], env=env, cwd=project,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert wait_for(lambda: any("Neens eval running" in n["body"]
+                                        for n in gl.mr_notes("5")), timeout=90)
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, err[-3000:]
+        notes = gl.mr_notes("5")
+        assert len(notes) == 1
+        body = notes[0]["body"]
+        assert "⏳" not in body and "Neens eval running" not in body
+        assert "⚠️ **The job did not finish**: interrupted" in body
+        assert "no verdict for commit `ffffffffffff`" in body
+        assert "https://gitlab.example/g/p/-/jobs/8" in body
+    finally:
+        gl.stop()
