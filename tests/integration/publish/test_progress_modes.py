@@ -6,7 +6,9 @@ sandbox, HTTP agents and OpenTelemetry agents, the fake GitHub and GitLab APIs."
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.gitlab_server import FakeGitLab
 from tests.fakes.recording import Reply, Request
-from tests.helpers import AGENT, PY, ROOT, Sandbox, db_count
+from tests.helpers import AGENT, PY, ROOT, Sandbox, db_count, wait_for
 from tests.integration.publish.test_entrypoint_modes import (  # noqa: F401 - the fixture
     GH_TOKEN,
     GL_TOKEN,
@@ -170,3 +172,41 @@ def test_gitlab_push_mode_running_note_then_the_verdict_in_the_same_note(
         assert notes[0]["body"].splitlines()[0] == first.splitlines()[0]
     finally:
         gl.stop()
+
+
+def test_sigterm_during_a_sweep_heads_its_report_with_did_not_finish(
+        world: Sandbox, gh: WatchingGitHub, tmp_path: Path) -> None:  # noqa: F811
+    job = GitHubJob(world, gh, tmp_path)
+    for name in ("output.txt", "summary.md"):
+        (tmp_path / name).write_text("")
+    env = _clean_env(
+        world, GITHUB_ACTIONS="true", CI="true", GITHUB_WORKSPACE=str(job.ws),
+        GITHUB_OUTPUT=str(tmp_path / "output.txt"),
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"), GITHUB_EVENT_PATH=str(job.event),
+        GITHUB_EVENT_NAME="pull_request", GITHUB_REPOSITORY=gh.full_name,
+        GITHUB_API_URL=gh.api_url, GITHUB_SERVER_URL="https://github.example",
+        GITHUB_WORKFLOW="CI", GITHUB_JOB="eval", GITHUB_RUN_ID="77", GITHUB_SHA="c" * 40,
+        AGENT_MODE="hang", AGENT_HANG_S="120",
+        **{"INPUT_API-KEY": world.api_key, "INPUT_BASE-URL": world.url,
+           "INPUT_GITHUB-TOKEN": GH_TOKEN, "INPUT_MODE": "sweep",
+           "INPUT_ARMS": "big=gpt-4o\nsmall=gpt-4o-mini", "INPUT_DATASET": "ds_sweep",
+           "INPUT_K": "1", "INPUT_COMMAND": f"{PY} {AGENT}", "INPUT_TIMEOUT": "150",
+           "INPUT_VERSION-LABEL": "sweep-sigterm"})
+    proc = subprocess.Popen([PY, str(ROOT / "entrypoint.py")], env=env, cwd=job.ws,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: bool(gh.calls("POST", "/issues/7/comments")), timeout=90)
+        assert wait_for(lambda: work_done(world)["sweeps"] > 0, timeout=90)
+        time.sleep(1)  # the agents are hanging now
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    comments = gh.comments(7)
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert "⏳" not in body and "Neens sweep running" not in body
+    assert "⚠️ **The job did not finish**: interrupted" in body
+    assert "no verdict for commit `cccccccccccc`" in body and JOB_URL in body
