@@ -95,7 +95,8 @@ def test_a_run_error_after_the_running_comment_is_an_error_comment(
 def test_the_sandbox_stopping_mid_run_leaves_an_error_comment(
         sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
     env = _github_env(sandbox, gh, tmp_path, "slow")
-    env.update(AGENT_SLOW_S="3", INPUT_CONCURRENCY="1")
+    # the agents' exports to the stopped server fail fast (the example agent's own deadline)
+    env.update(AGENT_SLOW_S="1", INPUT_CONCURRENCY="3", OTEL_EXPORTER_OTLP_TIMEOUT="1")
     proc = _start(env)
     try:
         assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
