@@ -17,6 +17,7 @@ from neens_action.policy.result import RuleResult
 from neens_action.report.build.caveats import (
     Caveat,
     baseline_block,
+    fell_back,
     newcomer_branch,
     newcomer_text,
     not_compared,
@@ -222,7 +223,9 @@ def header(outcome: Outcome, failure_text: str, net_regressions: int | None, *,
     if newcomer and dataset and not unmatched:
         out.append(("baseline", newcomer_text(newcomer)))
     elif base is not None and dataset and not unmatched:
-        out.append(("baseline", describe_baseline(base, base.resolution)))
+        requested = fell_back(outcome)  # why it fell back is a caveat: said there, once
+        out.append(("baseline", f"{describe_baseline(base)} (fell back from {requested})"
+                     if requested else describe_baseline(base, base.resolution)))
     before_rate = real(base.pass_rate if base is not None else None)
     out.append(("pass rate", rate_vs(pass_rate(outcome), None if newcomer else before_rate)))
     avg = real(run.aggregate.avg_score)

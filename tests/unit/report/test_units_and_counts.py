@@ -5,8 +5,9 @@ from __future__ import annotations
 from neens_action.outcome import Invocation
 from neens_action.report import fmt
 from neens_action.report.build.eval import build_eval_report
+from neens_action.settings.names import CI, speaking
 from neens_action.settings.policy_file import fmt as rule_number
-from tests.unit.report.cases_honest import timed_out_partial
+from tests.unit.report.cases_honest import collapsed, prod_window_empty, timed_out_partial
 
 
 def test_relative_changes_of_tiny_baselines_read_as_factors() -> None:
@@ -59,3 +60,17 @@ def test_a_real_regression_beside_agent_failures_is_counted_once() -> None:
                                "(max 0).")
     statuses = [i.status for i in report.items if i.state != "pass"]
     assert statuses == ["regressed"] + ["agent_failed"] * 5
+
+
+def test_caveats_name_settings_in_the_words_of_the_door() -> None:
+    cli = build_eval_report(prod_window_empty()).caveats
+    with speaking(CI):
+        ci = build_eval_report(prod_window_empty()).caveats
+        passed = build_eval_report(collapsed()).caveats[-1]
+    assert cli[0].startswith("--max-regressions could not be evaluated: no production "
+                             "session of the last 1h matched these items.")
+    assert "(set --baseline to prod:30d)" in cli[0]
+    assert ci[0].startswith("the max-regressions input could not be evaluated")
+    assert "(set the baseline input to prod:30d)" in ci[0]
+    assert passed.endswith("set the min-pass-rate input to block on it.")
+    assert not any("`" in c for c in [*cli, *ci, passed])
