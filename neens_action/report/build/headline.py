@@ -231,7 +231,8 @@ def header(outcome: Outcome, failure_text: str, net_regressions: int | None, *,
     avg = real(run.aggregate.avg_score)
     if avg is not None:
         out.append(("mean score", fmt_score(avg)))
-    if net_regressions is not None and not (newcomer and net_regressions == 0):
+    nothing = bool(outcome.error) and bool(failure_text)  # every agent failed: no count
+    if net_regressions is not None and not (newcomer or nothing) or net_regressions:
         out.append(("regressions", str(net_regressions)))
     elif dataset and not_compared(outcome) and not newcomer and not unmatched:
         out.append(("regressions", NOT_COMPARED))
