@@ -99,7 +99,8 @@ class ItemEnv:
     """The whole environment of each invocation of one run: ``base`` (default
     ``os.environ``) plus the NEENS_* variables and the merged ``OTEL_RESOURCE_ATTRIBUTES``,
     and ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`` when neither it nor
-    ``OTEL_EXPORTER_OTLP_PROTOCOL`` is set.
+    ``OTEL_EXPORTER_OTLP_PROTOCOL`` is set, and ``PYTHONUNBUFFERED=1`` unless set (so an
+    agent killed at the timeout leaves its output tail).
 
     Called as ``env(item_id, item_input)``. What every item shares (the run's variables and
     the attribute merge around the item id) is worked out once, not once per item.
@@ -114,6 +115,9 @@ class ItemEnv:
         env.pop("NEENS_ITEM_INPUT", None)
         if not any(env.get(v, "").strip() for v in PROTOCOL_VARS):
             env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = HTTP_PROTOBUF
+        # a Python agent writes its output as it goes: one killed at the timeout keeps its
+        # last lines (block-buffered stdout would die with it), shown like a crash's
+        env.setdefault("PYTHONUNBUFFERED", "1")
         env["NEENS_EVAL_RUN_ID"] = str(run_id)
         env["NEENS_VERSION_LABEL"] = str(version_label or "")
         self.attrs: list[tuple[str, str]] = [

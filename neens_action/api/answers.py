@@ -289,6 +289,7 @@ class Run:
     version_label: str = ""
     version_label_said: bool = False
     git_sha: str = ""
+    branch: str = ""  # the branch the run was made on ("" when not said)
     gates: tuple[str, ...] | None = None  # the enforced gates' names
     gates_policy_said: bool = False
     gate_drift: tuple[GateDrift, ...] = ()
@@ -321,6 +322,7 @@ class Run:
             dataset_version_id=text(data.get("datasetVersionId")),
             version_label=text(data.get("versionLabel")),
             version_label_said="versionLabel" in data, git_sha=text(data.get("gitSha")),
+            branch=text(data.get("branch")),
             gates=None if "gates" not in data else tuple(
                 text(r.get("name") or r.get("gateId")) or "?" for r in objs(gates)),
             gates_policy_said="gatesPolicy" in data,

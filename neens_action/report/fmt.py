@@ -88,12 +88,16 @@ def usd(value: object) -> str:
 
 
 def ms(value: object) -> str:
-    """Milliseconds: ``401 ms`` below 10 s, ``12.3 s`` above."""
+    """Milliseconds: ``401 ms`` below 10 s, ``12.3 s`` above, ``0.31 ms`` below 1 ms (two
+    significant digits: a sub-millisecond latency is never shown as ``0 ms``)."""
     n = finite(value)
     if n is None:
         return NA
     if abs(n) >= 10_000:
         return f"{_trim(f'{n / 1000:,.1f}')} s"
+    if 0 < abs(n) < 1:
+        digits = min(1 - math.floor(math.log10(abs(n))), 6)
+        return f"{_trim(f'{n:.{digits}f}')} ms"
     return f"{n:,.0f} ms"
 
 
@@ -102,13 +106,45 @@ def seconds(value: object) -> str:
     return NA if n is None else f"{_trim(f'{n:,.1f}')} s"
 
 
+TIMES_FROM = 900.0  # a rise of 900 % or more reads as a factor: ``×10``, ``×1,351``
+
+
+def relative(pct: object) -> str:
+    """A relative change given in percent: ``+23 %`` / ``-12 %``; from +900 % on a factor
+    (``+134,983 %`` of a tiny baseline reads ``×1,351``)."""
+    n = finite(pct)
+    if n is None:
+        return NA
+    if n >= TIMES_FROM:
+        factor = 1 + n / 100
+        return f"×{number(factor, 0 if factor >= 100 else 1)}"
+    return f"{'+' if n >= 0 else '-'}{number(abs(n), 0 if abs(n) >= 10 else 1)} %"
+
+
 def change_pct(before: object, after: object) -> str:
-    """The relative change ``+1,567 %`` / ``-12 %``; empty when it is undefined."""
+    """The relative change ``+23 %`` / ``-12 %`` / ``×1,351``; empty unless both sides were
+    measured (a zero or unknown side has no relative change)."""
     b, a = finite(before), finite(after)
-    if b is None or a is None or b == 0:
+    if b is None or a is None or b == 0 or a == 0:
         return ""
-    pct = (a - b) / abs(b) * 100
-    return f"{'+' if pct >= 0 else '-'}{number(abs(pct), 0 if abs(pct) >= 10 else 1)} %"
+    return relative((a - b) / abs(b) * 100)
+
+
+_UNIT_GAP = re.compile(r"(?<=\d) (?=%|pp\b|ms\b|s\b)|(?<=[▼▲]) ")
+
+
+def unbreakable(text: str) -> str:
+    """``0 % ▼ 100 pp`` with no-break spaces between a number and its unit (and after the
+    arrow), so a narrow page never wraps ``0`` from its ``%``."""
+    return _UNIT_GAP.sub("\u00a0", text)
+
+
+def p_value(value: object) -> str:
+    """A p-value as read, never in e-notation: ``p = 0.032``, ``p < 0.001``."""
+    n = finite(value)
+    if n is None:
+        return f"p = {NA}"
+    return "p < 0.001" if n < 0.001 else f"p = {_trim(f'{n:.3f}')}"
 
 
 def status(value: object) -> str:

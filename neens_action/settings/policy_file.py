@@ -137,7 +137,10 @@ def fmt(value: float) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     if isinstance(value, float):
-        return f"{value:.6g}"
+        text = f"{value:.6g}"
+        if "e" in text:  # never e-notation: 0.000001, not 1e-06
+            text = f"{value:.12f}".rstrip("0").rstrip(".") if abs(value) < 1 else f"{value:.0f}"
+        return text
     return str(value)
 
 

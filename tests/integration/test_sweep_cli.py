@@ -77,7 +77,7 @@ def test_three_arm_runner_sweep_names_the_cheapest_clearing_priced_arm(sb, tmp_p
     assert f"  VERDICT: {verdict['reason']}\n" in err
     assert verdict["reason"].startswith("small clears the 90% bar at $")
     assert verdict["reason"].endswith("% cheaper than big")
-    assert "  bar 90.0% (source: default) | baseline: big | 4 items x k=2\n" in err
+    assert "  bar 90.0% (the default bar) | baseline: big | 4 items x k=2\n" in err
     table = err.split("  ARM ", 1)[1].splitlines()
     assert table[0].split() == ["MODEL", "PASS", "RATE", "PASS^K", "COST/CASE", "REGRESSIONS"]
     big, small, local = (line.split() for line in table[1:4])
@@ -151,7 +151,7 @@ def test_void_sweep_exits_2_before_any_number(tmp_path):
         proc = sweep_run(second, ["sweep", "run", "--sweep-id", sweep_id, "--poll-interval",
                                   "0.5", "--json"])
         assert proc.returncode == 2, proc.stderr
-        assert f"Sweep {sweep_id} — status=void\n  VOID: the arms did not run under identical " \
+        assert f"Sweep {sweep_id} (void)\n  VOID: the arms did not run under identical " \
                "conditions" in proc.stderr
         assert "judge definitions (j_answer changed" in proc.stderr
         assert "PASS RATE" not in proc.stderr and "VERDICT" not in proc.stderr

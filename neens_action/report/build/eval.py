@@ -19,6 +19,7 @@ from neens_action.api.values import real
 from neens_action.outcome import Outcome
 from neens_action.policy.result import PolicyEval
 from neens_action.report.build import headline as hl
+from neens_action.report.build.caveats import Caveat, caveats, newcomer_branch, newcomer_text
 from neens_action.report.build.evidence import (
     agent_failures,
     failure_hints,
@@ -27,6 +28,7 @@ from neens_action.report.build.evidence import (
     item_verdicts,
     run_rows,
 )
+from neens_action.report.fmt import number
 from neens_action.report.model import AgentFailure, ItemVerdict, PolicyLine, Report, Table
 from neens_action.settings.names import CONNECTION_NAMES, phrase
 from neens_action.verdict import (
@@ -65,12 +67,13 @@ def pct_int(value: Any) -> str:
 
 
 def fmt_value(value: Any) -> str:
+    """A policy value as text, never in e-notation (``0.000001``, ``134,983``)."""
     if value is None:
         return "n/a"
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return number(value, 6 if abs(value) < 1 else 2)
     if isinstance(value, Mapping):  # a policy's nested threshold
         return ", ".join(f"{k}={fmt_value(v)}" for k, v in value.items())
     return str(value)
@@ -79,19 +82,20 @@ def fmt_value(value: Any) -> str:
 pass_rate = hl.pass_rate
 
 
-def _baseline_facts(gate: Gate, run: Run) -> list[tuple[str, str]]:
+def _baseline_facts(outcome: Outcome, gate: Gate, run: Run) -> list[tuple[str, str]]:
+    """The baseline and how much of it matched (a baseline that matched nothing is a caveat,
+    said once with the other caveats)."""
     baseline = gate.baseline
     if baseline is None:
         return []
     if not run.dataset_id and run.gates:
         return []  # a gates-only run is graded on the gates' thresholds
+    newcomer = newcomer_branch(outcome)
+    if newcomer:
+        return [("baseline", newcomer_text(newcomer))]
     facts = [("baseline", describe_baseline(baseline, baseline.resolution))]
     matched, total = _int(baseline.matched_items), _int(baseline.total_items)
-    if baseline.compared is False:
-        facts.append(("WARNING", f"the baseline matched 0 of {total if total is not None else '?'}"
-                      " item(s) — regressions were not compared; run the job on your default "
-                      "branch too so pull requests have a run to compare with"))
-    elif matched is not None and total and 0 < matched < total:
+    if baseline.compared is not False and matched is not None and total and 0 < matched < total:
         facts.append(("note", f"the baseline matched {matched} of {total} items; regressions "
                       "and the pass-rate delta cover only the matched items"))
     return facts
@@ -138,20 +142,32 @@ def gates_table(rows: Sequence[GateRow]) -> Table | None:
 
 
 def policy_lines(policy_eval: PolicyEval | None) -> list[PolicyLine]:
-    return [PolicyLine(label=r.dimension or "?", severity=r.severity or "block",
-                       status=r.status or "?", observed=fmt_value(r.observed),
-                       threshold=fmt_value(r.threshold), reason=r.reason or "")
-            for r in policy_results(policy_eval)]
+    """One line per rule result, its observed value and threshold in the rule's unit."""
+    out = []
+    for r in policy_results(policy_eval):
+        observed, threshold = hl.rule_values(r) or (fmt_value(r.observed),
+                                                     fmt_value(r.threshold))
+        out.append(PolicyLine(label=r.dimension or "?", severity=r.severity or "block",
+                              status=r.status or "?", observed=observed, threshold=threshold,
+                              reason=r.reason or ""))
+    return out
 
 
 def headline(outcome: Outcome, exit_code: int, verdict: str) -> str:
     """The headline alone (kept for callers that only want the sentence)."""
     rows, _ = run_rows(outcome)
     failures = agent_failures(outcome, rows)
-    text = failure_summary(failures, len(outcome.invocations))
+    text = failure_summary(failures, agent_total(outcome))
     items = item_verdicts(outcome, rows, failures)
     return hl.headline(outcome, exit_code, verdict, failures, text,
-                       _net_regressions(outcome, failures, items))
+                       _net_regressions(outcome, failures, items),
+                       caveats(outcome, passed=exit_code == 0))
+
+
+def agent_total(outcome: Outcome) -> int:
+    """Agent invocations in all (a console run keeps only the failed ones, and counts the
+    others in ``agents_ok``)."""
+    return len(outcome.invocations) + (outcome.agents_ok or 0)
 
 
 def _net_regressions(outcome: Outcome, failures: list[AgentFailure],
@@ -217,23 +233,27 @@ def gate_fact(outcome: Outcome, server_passed: bool) -> str:
     return text
 
 
-def build_eval_report(outcome: Outcome) -> Report:
-    """The one Report for an eval-style outcome (exit code / verdict decided if not yet)."""
+def build_eval_report(outcome: Outcome, *, graded_alone: bool = False) -> Report:
+    """The one Report for an eval-style outcome (exit code / verdict decided if not yet).
+    ``graded_alone``: a stress suite (no baseline is expected, so none is a caveat)."""
     if outcome.build_verdict is None:
         outcome.exit_code, outcome.build_verdict = decide(outcome)
     code, verdict = outcome.exit_code, outcome.build_verdict
     run, gate = outcome.run or Run(), outcome.gate or Gate()
     rows, digest = run_rows(outcome)
     failures = agent_failures(outcome, rows)
-    failure_text = failure_summary(failures, len(outcome.invocations))
+    failure_text = failure_summary(failures, agent_total(outcome))
     items = item_verdicts(outcome, rows, failures)
     net = _net_regressions(outcome, failures, items)
+    found: list[Caveat] = caveats(outcome, passed=code == 0, graded_alone=graded_alone) \
+        if outcome.gate is not None else []
     report = Report(kind="eval", title=f"Pre-prod eval {outcome.run_id or '(no run)'}",
                     verdict=verdict, exit_code=code,
-                    headline=hl.headline(outcome, code, verdict, failures, failure_text, net),
+                    headline=hl.headline(outcome, code, verdict, failures, failure_text, net,
+                                         found),
                     run_id=outcome.run_id, error=outcome.error)
     report.agent_failures = failures
-    report.agent_total = len(outcome.invocations)
+    report.agent_total = agent_total(outcome)
     report.warnings = list(dict.fromkeys(outcome.warnings))
     if outcome.error:
         kind, report.hints = error_kind(outcome.error)
@@ -250,24 +270,22 @@ def build_eval_report(outcome: Outcome) -> Report:
                         ("regressions", regs)]
         if failure_text:
             report.facts.append(("agents", failure_text))
-        report.facts += _baseline_facts(gate, run)
+        report.facts += _baseline_facts(outcome, gate, run)
         report.gate_passed = gate_passed(outcome) is True
         report.facts += [("pass rate", pct2(pass_rate(outcome))),
                          ("gate", gate_fact(outcome, report.gate_passed))]
-        note = no_answer_note(rows)
+        note = no_answer_note(rows, {f.item_id for f in failures})
         if note:
             report.facts.append(("WARNING", note))
         for label, value in report.facts:
             if label == "WARNING" and value not in report.warnings:
                 report.warnings.insert(0, value)
-        agent_only = bool(failures) and not net
-        report.reasons = [r for r in gate.reasons
-                          if not (agent_only and "regression" in r.lower())]
+        report.reasons = hl.breaches(outcome, net)
         table = gates_table(gate.gates)
         if table:
             report.tables.append(table)
-        report.header = hl.header(outcome, failure_text, net)
-        report.caveats = hl.caveats(outcome)
+        report.header = hl.header(outcome, failure_text, net, graded_alone=graded_alone)
+        report.caveats = [c.text for c in found]
     report.policy = policy_lines(outcome.policy_eval)
     report.items = items
     if digest is not None:

@@ -11,6 +11,7 @@ counted apart from regressions.
 from __future__ import annotations
 
 import os
+import re
 
 from neens_action.agents.correlation import HTTP_PROTOBUF, otlp_protocol
 from neens_action.api.answers import Baseline, ItemRow
@@ -31,6 +32,7 @@ CAPTURE_SETTINGS = (
     "SDK's own tracing), TRACELOOP_TRACE_CONTENT=true (OpenLLMetry), "
     "OTEL_LOG_ASSISTANT_RESPONSES=1 with OTEL_LOGS_EXPORTER=otlp (Claude Code)")
 STDERR_LINES = 20
+_AFTER = re.compile(r"after (\d+(?:\.\d+)?) ?s\b")  # the runner's "timed out after 60s"
 STDERR_CHARS = 2000
 
 
@@ -85,7 +87,9 @@ def agent_failure(inv: Invocation) -> AgentFailure | None:
         return None
     tail = "\n".join(inv.output.splitlines()[-STDERR_LINES:])[-STDERR_CHARS:]
     if inv.timed_out:
-        detail = (inv.error or "timed out").replace("timed out ", "")
+        limit = _AFTER.search(inv.error or "")
+        detail = (f"after {number(float(limit.group(1)), 1)} s" if limit
+                  else (inv.error or "timed out").replace("timed out ", ""))
         return AgentFailure(inv.item_id, "timed_out", detail, inv.returncode, tail)
     if inv.returncode is None:
         return AgentFailure(inv.item_id, "launch_failed", inv.error or "did not start",
@@ -120,9 +124,11 @@ def _no_answer(row: ItemRow) -> bool:
     return row.answer_missing and row.passed is False and row.captured_said is not False
 
 
-def no_answer_note(rows: list[ItemRow]) -> str:
-    """The warning for items whose trace carried no answer text ("" when none)."""
-    n = sum(1 for r in rows if _no_answer(r))
+def no_answer_note(rows: list[ItemRow], agent_failed: set[str] | frozenset[str] = frozenset(),
+                   ) -> str:
+    """The warning for items whose trace carried no answer text ("" when none); an item
+    whose agent failed (a timeout cut its trace short) is an agent failure instead."""
+    n = sum(1 for r in rows if _no_answer(r) and r.key not in agent_failed)
     if not n:
         return ""
     return (f"{n} item(s) failed because {NO_ANSWER}, so nothing could match the expected "
@@ -160,17 +166,19 @@ def item_verdicts(outcome: Outcome, rows: list[ItemRow],
         passed = row.passed
         state = "pass" if passed is True else ("fail" if passed is False else "unscored")
         reason = _reason(row)
-        if _no_answer(row):
+        inv, agent = invs.get(key), by_agent.get(key)
+        if _no_answer(row) and agent is None:
             reason = "; ".join(p for p in (f"{NO_ANSWER} (turn on content capture)", reason)
                                if p)
-        inv, agent = invs.get(key), by_agent.get(key)
         if agent is not None:
             what = {"crashed": "agent crashed", "timed_out": "agent timed out",
                     "no_trace": "no trace captured"}.get(agent.kind, "agent failed")
             what = what if agent.kind == "no_trace" else f"{what} ({agent.detail})"
             reason = "; ".join(dict.fromkeys(p for p in (what, reason) if p))
-        if agent is not None and state == "unscored":
-            status = "agent_failed"  # never answered: an agent failure, not a regression
+        if agent is not None and state != "pass":
+            # an agent that crashed, timed out or exported no trace failed the item: an
+            # agent failure, never a regression (even when a partial trace was scored)
+            status = "agent_failed"
         elif key in regressed:
             status = "regressed"
         elif state == "pass":

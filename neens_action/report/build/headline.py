@@ -1,6 +1,7 @@
 """What a reviewer reads first: the headline (the verdict and the checks that decided it),
-the header line (what was tested, against what, with deltas), and the caveats (a rule that
-could not be evaluated, a ``no-gate`` waiver). Only failing checks are named as reasons.
+the header line (what was tested, against what, with deltas), and the gate reasons. Only
+failing checks are named as reasons; an agent that never answered is an agent failure, never
+a regression; a pass with caveats (report/build/caveats.py) says so and names them.
 """
 
 from __future__ import annotations
@@ -8,11 +9,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from neens_action.api.answers import Baseline, Gate, Run, describe_baseline
+from neens_action.api.answers import Gate, Run, describe_baseline
 from neens_action.api.comparison import Traits
 from neens_action.api.values import real
 from neens_action.outcome import Outcome
 from neens_action.policy.result import RuleResult
+from neens_action.report.build.caveats import (
+    Caveat,
+    baseline_block,
+    fell_back,
+    newcomer_branch,
+    newcomer_text,
+    not_compared,
+    pass_rate_of,
+)
 from neens_action.report.fmt import (
     change_pct,
     finite,
@@ -22,28 +32,22 @@ from neens_action.report.fmt import (
     rate,
     rate_vs,
     readable_reason,
+    relative,
     usd,
 )
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure
+from neens_action.settings.names import phrase
+from neens_action.settings.run import RUN_NAMES
 from neens_action.verdict import gate_passed, policy_results
 
 NOT_COMPARED = "not compared (no baseline)"
 _KEY = re.compile(r"^\S+ (max_\w+|min_\w+)")
-
-
-def baseline_block(outcome: Outcome) -> Baseline | None:
-    """The gate's baseline block, else the comparison's (None without either)."""
-    base = outcome.gate.baseline if outcome.gate is not None else None
-    if base is None and outcome.comparison is not None:
-        base = outcome.comparison.baseline
-    return base
-
-
-def not_compared(outcome: Outcome) -> bool:
-    base = baseline_block(outcome)
-    return (base is not None and base.compared is False) or (
-        outcome.gate is not None and outcome.gate.regressions_null)
+_REGRESSIONS = re.compile(r"^regressions (\d+) > (?:max_regressions )?(\d+)$")
+# server reasons that name no breach: never given as why a build was blocked
+NOT_A_BREACH = ("all gate checks passed", "regressions: not compared")
+__all__ = ["baseline_block", "not_compared"]
+pass_rate = pass_rate_of
 
 
 def regression_count(outcome: Outcome) -> int | None:
@@ -57,12 +61,6 @@ def regression_count(outcome: Outcome) -> int | None:
             return int(value)
     listed = outcome.comparison.regressions if outcome.comparison is not None else None
     return 0 if listed is None else len(listed)
-
-
-def pass_rate(outcome: Outcome) -> float | None:
-    value = real(outcome.gate.pass_rate if outcome.gate is not None else None)
-    return value if value is not None else real(
-        outcome.run.aggregate.pass_rate if outcome.run is not None else None)
 
 
 def _unit(label: str, key: str) -> tuple[str, str]:
@@ -79,33 +77,55 @@ def _unit(label: str, key: str) -> tuple[str, str]:
 
 
 def _fmt(kind: str, value: object) -> str:
-    n = finite(value)
     if kind == "pct":
-        return "n/a" if n is None else f"{'+' if n >= 0 else '-'}{number(abs(n), 0)} %"
+        return relative(value)
     return {"usd": usd, "ms": ms, "rate": rate}.get(kind, number)(value)
+
+
+def _bound(kind: str, value: object) -> str:
+    """A threshold in its rule's unit (a percentage change without a sign: ``20 %``)."""
+    n = finite(value)
+    if kind == "pct" and n is not None:
+        return f"{number(n, 1)} %"
+    return _fmt(kind, value)
+
+
+def _rule_unit(result: RuleResult) -> tuple[str, str, str, bool]:
+    """(name, formatter kind, bound word, signed delta) of a policy rule result."""
+    label = result.dimension or "?"
+    match = _KEY.match(result.reason or "")
+    key = match.group(1) if match else ""
+    kind, bound = _unit(label, key)
+    name = label.replace("_", " ")
+    if key.startswith("max_avg"):
+        name = f"average {name}"
+    return name, kind, bound, key.startswith("max_delta") and not key.endswith("pct")
+
+
+def rule_values(result: RuleResult) -> tuple[str, str] | None:
+    """(observed, threshold) of a numeric rule in its unit: ``+1,567 %`` / ``20 %``,
+    ``$0.000021`` / ``$0.000001``, ``401 ms`` / ``300 ms``; None for any other rule."""
+    observed, threshold = result.observed, result.threshold
+    if finite(observed) is None or finite(threshold) is None:
+        return None
+    _, kind, _, delta = _rule_unit(result)
+    text = _fmt(kind, observed)
+    if delta and (finite(observed) or 0) >= 0:
+        text = "+" + text
+    return text, _bound(kind, threshold)
 
 
 def policy_phrase(result: RuleResult) -> str:
     """``cost +1,567 % (max 20 %)`` / ``latency 401 ms (max 300 ms)`` for one rule result."""
     label = result.dimension or "?"
-    reason = result.reason or ""
-    observed, threshold = result.observed, result.threshold
-    if finite(observed) is None or finite(threshold) is None:
-        return reason or label
-    match = _KEY.match(reason)
-    key = match.group(1) if match else ""
-    kind, bound = _unit(label, key)
+    values = rule_values(result)
+    if values is None:
+        return result.reason or label
     if label == "regressions":
-        return f"{plural(int(finite(observed) or 0), 'regression')} (max {number(threshold)})"
-    name = label.replace("_", " ")
-    if key.startswith("max_avg"):
-        name = f"average {name}"
-    elif key.startswith("max_delta") and not key.endswith("pct"):
-        kind = "delta-" + kind
-    text = _fmt(kind.removeprefix("delta-"), observed)
-    if kind.startswith("delta-") and (finite(observed) or 0) >= 0:
-        text = "+" + text
-    return f"{name} {text} ({bound} {_fmt(kind.removeprefix('delta-'), threshold)})"
+        return (f"{plural(int(finite(result.observed) or 0), 'regression')} "
+                f"(max {number(result.threshold)})")
+    name, _, bound, _ = _rule_unit(result)
+    return f"{name} {values[0]} ({bound} {values[1]})"
 
 
 def _policy(outcome: Outcome, status: str) -> list[str]:
@@ -113,40 +133,35 @@ def _policy(outcome: Outcome, status: str) -> list[str]:
             if r.status == status]
 
 
-def caveats(outcome: Outcome) -> list[str]:
-    """Rules that could not be evaluated and waivers: shown with a ⚠️, never as a pass."""
+def breaches(outcome: Outcome, net_regressions: int | None) -> list[str]:
+    """The server gate's reasons that name a breach, raw: "all gate checks passed" and
+    "regressions: not compared" are no breach (the latter is a caveat), and the regression
+    count is the one without agent failures (dropped when that count is within the max)."""
     out = []
-    limits = outcome.gate.limits if outcome.gate is not None else frozenset()
-    if not_compared(outcome):
-        why = ("`max-regressions` could not be evaluated" if "max_regressions" in limits
-               else "regressions were not compared")
-        out.append(f"{why}: no baseline run matched these items. Run the job on your default "
-                   "branch too, so pull requests have a run to compare with.")
-    for r in policy_results(outcome.policy_eval):
-        if r.status == "skipped" and r.severity == "block":
-            out.append(f"Policy rule not evaluated: {r.reason}")
-    if not outcome.enforced and (gate_passed(outcome) is not True or _policy(outcome, "fail")):
-        out.append("The gate failed but `no-gate` waived it: this build is not blocked.")
+    for reason in (outcome.gate or Gate()).reasons:
+        text = reason.strip()
+        if not text or text.lower().startswith(NOT_A_BREACH):
+            continue
+        m = _REGRESSIONS.match(text)
+        if m and net_regressions is not None and net_regressions != int(m.group(1)):
+            if net_regressions <= int(m.group(2)):
+                continue  # the "regressions" were agents that never answered
+            text = f"regressions {net_regressions} > max_regressions {m.group(2)}"
+        out.append(text)
     return out
 
 
-def _gate_reasons(outcome: Outcome, agent_only: bool) -> list[str]:
-    reasons = [readable_reason(r) for r in (outcome.gate or Gate()).reasons if r]
-    if agent_only:  # the "regressions" are agents that never answered: said once, as such
-        reasons = [r for r in reasons if "regression" not in r.lower()]
-    return reasons
-
-
 def headline(outcome: Outcome, code: int, verdict: str, failures: list[AgentFailure],
-             failure_text: str, net_regressions: int | None) -> str:
+             failure_text: str, net_regressions: int | None,
+             caveats: list[Caveat] | None = None) -> str:
     if outcome.interrupted:
         return "Interrupted: the agents were stopped and nothing was gated."
     if outcome.error:
         return "The run did not finish, so nothing was gated."
-    agent_only = bool(failures) and not net_regressions
     why: list[str] = [failure_text] if failures else []
     if gate_passed(outcome) is not True:
-        why += _gate_reasons(outcome, agent_only) or ([] if failures else ["the gate failed"])
+        why += [readable_reason(r) for r in breaches(outcome, net_regressions)] or (
+            [] if failures else ["the gate failed"])
     blocking = _policy(outcome, "fail")
     if code != 0:
         parts = ["; ".join(why)] if why else []
@@ -155,15 +170,21 @@ def headline(outcome: Outcome, code: int, verdict: str, failures: list[AgentFail
         lead = "Blocked by policy" if blocking and not why else "Blocked"
         return f"{lead}: {'; '.join(parts)}."
     if not outcome.enforced and (why or blocking):
-        return f"Not enforced (`no-gate`): the gate failed: {'; '.join(why + blocking)}."
+        return (f"Not enforced ({phrase('no_gate', RUN_NAMES)}): the gate failed: "
+                f"{'; '.join(why + blocking)}.")
     warns = _policy(outcome, "warn")
     rate_text = rate(pass_rate(outcome))
-    regs = (NOT_COMPARED.replace("not compared", "regressions not compared")
-            if net_regressions is None else plural(net_regressions, "regression"))
-    if verdict == "warned" and warns:
-        return f"Passed with warnings: {', '.join(warns)} (pass rate {rate_text}, {regs})."
+    regs = ("regressions " + NOT_COMPARED if net_regressions is None
+            else plural(net_regressions, "regression"))
+    if failures:
+        regs += f", {failure_text}"
+    labels = ", ".join(dict.fromkeys(c.label for c in caveats or ()))
     if verdict == "warned":
-        return f"Passed with warnings: guardrail warnings (pass rate {rate_text}, {regs})."
+        what = ", ".join(warns) or "guardrail warnings"
+        more = f"; caveats: {labels}" if labels else ""
+        return f"Passed with warnings: {what} (pass rate {rate_text}, {regs}){more}."
+    if labels:
+        return f"Passed, with caveats ({labels}): pass rate {rate_text}, {regs}."
     return f"Passed: pass rate {rate_text}, {regs}."
 
 
@@ -173,15 +194,18 @@ def _traits(outcome: Outcome, side: str) -> Traits:
 
 
 def _with_change(text: str, before: object, after: object, fmt: Any) -> str:
+    """``401 ms (+6 % vs 380 ms)``: the change only when both sides were measured."""
     change = change_pct(before, after)
-    if not change or finite(before) is None:
+    if not change:
         return text
     return f"{text} ({change} vs {fmt(before)})"
 
 
-def header(outcome: Outcome, failure_text: str, net_regressions: int | None) -> list[
-        tuple[str, str]]:
-    """The header line: dataset, candidate, baseline, pass rate, score, regressions, cost."""
+def header(outcome: Outcome, failure_text: str, net_regressions: int | None, *,
+           graded_alone: bool = False) -> list[tuple[str, str]]:
+    """The header line: dataset, candidate, baseline, pass rate, score, regressions, agent
+    failures, cost, latency. ``graded_alone`` (a stress suite): a baseline that matched
+    nothing is not mentioned."""
     run = outcome.run or Run()
     out: list[tuple[str, str]] = []
     dataset = run.dataset_id
@@ -194,17 +218,23 @@ def header(outcome: Outcome, failure_text: str, net_regressions: int | None) -> 
     if label or sha:
         out.append(("candidate", " @ ".join(p for p in (label, sha) if p)))
     base = baseline_block(outcome)
-    if base is not None and dataset:
-        out.append(("baseline", describe_baseline(base, base.resolution)))
+    newcomer = newcomer_branch(outcome)
+    unmatched = graded_alone and not_compared(outcome)
+    if newcomer and dataset and not unmatched:
+        out.append(("baseline", newcomer_text(newcomer)))
+    elif base is not None and dataset and not unmatched:
+        requested = fell_back(outcome)  # why it fell back is a caveat: said there, once
+        out.append(("baseline", f"{describe_baseline(base)} (fell back from {requested})"
+                     if requested else describe_baseline(base, base.resolution)))
     before_rate = real(base.pass_rate if base is not None else None)
-    out.append(("pass rate", rate_vs(pass_rate(outcome), before_rate)))
+    out.append(("pass rate", rate_vs(pass_rate(outcome), None if newcomer else before_rate)))
     avg = real(run.aggregate.avg_score)
     if avg is not None:
         out.append(("mean score", fmt_score(avg)))
-    if net_regressions is not None and not (failure_text and net_regressions == 0):
-        out.append(("regressions", str(net_regressions)))  # agents that never answered
-        # are agent failures, said once as such
-    elif dataset and not_compared(outcome):
+    nothing = bool(outcome.error) and bool(failure_text)  # every agent failed: no count
+    if net_regressions is not None and not (newcomer or nothing) or net_regressions:
+        out.append(("regressions", str(net_regressions)))
+    elif dataset and not_compared(outcome) and not newcomer and not unmatched:
         out.append(("regressions", NOT_COMPARED))
     if failure_text:
         out.append(("agent failures", failure_text))

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from neens_action.noise.evidence import NoiseEvidence
 from neens_action.noise.model import ItemRecord, history_fact
 from neens_action.noise.verdict import RunOutcome, RunVerdict
+from neens_action.report.fmt import p_value
 from neens_action.report.model import (
     NoiseItem,
     NoiseView,
@@ -72,10 +73,10 @@ def verdict_line(v: RunVerdict) -> str:
         return f"inconclusive: {why}; {_core(v, sees=False)}"
     if v.outcome is RunOutcome.REGRESSED:
         return (f"regressed: {len(v.regressed)} item(s) held regressed "
-                f"(p = {v.p_drop:.2g}); {_core(v)}")
+                f"({p_value(v.p_drop)}); {_core(v)}")
     if v.outcome is RunOutcome.IMPROVED:
         return (f"improved: {len(v.improved)} item(s) held improved "
-                f"(p = {v.p_rise:.2g}); {_core(v)}")
+                f"({p_value(v.p_rise)}); {_core(v)}")
     return f"{v.outcome.value}: {_core(v)}"
 
 

@@ -159,10 +159,9 @@ def skipped_warnings(suite: Suite | None) -> list[str]:
 def build_stress_report(outcome: Outcome) -> Report:
     from neens_action.report.build.eval import build_eval_report
 
-    report = build_eval_report(outcome)
-    report.kind = "stress"
     # a scenario suite is graded on its own: no baseline is expected, so none is a caveat
-    report.caveats = [c for c in report.caveats if "baseline" not in c]
+    report = build_eval_report(outcome, graded_alone=True)
+    report.kind = "stress"
     suite = outcome.suite
     if suite is not None and suite.id:
         report.title = f"Stress test {suite.name or suite.id}"

@@ -31,6 +31,8 @@ from neens_action.errors import EXIT_FAILED
 from neens_action.outcome import SweepOutcome
 from neens_action.report.build.sweep_saving import saving
 from neens_action.report.model import Chart, Report, Table
+from neens_action.settings.names import phrase
+from neens_action.settings.sweep import SWEEP_NAMES
 from neens_action.verdict import SWEEP_TERMINAL as TERMINAL
 from neens_action.verdict import sweep_verdict
 
@@ -184,10 +186,22 @@ def arms_table(sweep: Sweep) -> Table:
     return Table(ARMS_TABLE, list(ARMS_COLUMNS), rows)
 
 
+def bar_origin(source: str) -> str:
+    """Where the bar came from, in words: ``set with --bar``, ``the gate's min pass
+    rate``, ``the default bar``; any other source as the server named it."""
+    if source == "query":
+        return f"set with {phrase('bar', SWEEP_NAMES)}"
+    if source == "gate":
+        return "the gate's min pass rate"
+    if source == "default":
+        return "the default bar"
+    return f"source: {source}"
+
+
 def verdict_parts(comparison: SweepComparison) -> dict[str, Any]:
     """Facts, tables, note lines, warnings and charts of a (comparable) comparison."""
     arms, baseline = comparison.arms, comparison.baseline
-    bar_text = pct(comparison.bar) + (f" (source: {comparison.bar_source})"
+    bar_text = pct(comparison.bar) + (f" ({bar_origin(comparison.bar_source)})"
                                       if comparison.bar_source else "")
     facts = [
         ("bar", bar_text),
@@ -289,7 +303,9 @@ def build_sweep_report(outcome: SweepOutcome) -> Report:
                   or (comparison.status if comparison is not None else None), "unknown")
     report = Report(
         kind="sweep",
-        title=f"Sweep {outcome.sweep_id} — status={status}" if outcome.sweep_id else "Sweep",
+        title=(f"Sweep {outcome.sweep_id}" + (f" ({status.replace('_', ' ')})"
+                                                if status != "unknown" else "")
+               if outcome.sweep_id else "Sweep"),
         verdict=outcome.build_verdict or sweep_verdict(outcome.exit_code),
         exit_code=outcome.exit_code,
         headline="",

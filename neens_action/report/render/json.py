@@ -20,7 +20,9 @@ Shape, version ``"format": 2`` (keys of ``eval run --json``, extras marked *)::
       "gatesPolicy": {…} | null,        server echo of a declared gates block
       "drift": [ … ],                   run.gateDrift, [] when none
       "buildVerdict": {"verdict", "reported"} | null    null when no run existed
-      "summary": {"passRate", "regressions", "scored", "total"},   * numbers or null
+      "summary": {"passRate", "regressions", "agentFailures", "scored", "total"},
+                                        * numbers or null; an agent failure (crash,
+                                          timeout, no trace) is never a regression
       "warnings": ["…"],                *
       "items": [{"itemId", "returncode", "durationS", "timedOut", "error",
                  "state", "score"}]     eval run only (state/score* from the scored run)
@@ -87,7 +89,8 @@ def eval_document(outcome: Outcome, report: Report) -> dict[str, Any]:
     run_rate = run.aggregate.pass_rate if run is not None else None
     summary = {
         "passRate": number(gate_d["passRate"]) if "passRate" in gate_d else run_rate,
-        "regressions": int(regs) if regs.isdigit() else None,
+        "regressions": int(regs) if regs.isdigit() else None,  # never an agent failure
+        "agentFailures": len(report.agent_failures),
         "scored": number(run_d.get("completed")),
         "total": number(run_d.get("total")),
     }

@@ -129,12 +129,13 @@ def _item_case(suite: _Suite, item: ItemVerdict, classname: str,
         return
     if item.state == "pass":
         ET.SubElement(case, "system-out").text = xml_text(body)
-    elif item.state == "fail":
+    elif item.state == "fail" and item.status != "agent_failed":
         suite.failures += 1
         _child(case, "failure", f"score {score}: {item.reason or 'did not pass'}", "fail", body)
-    else:
+    else:  # unscored, or failed by its agent (an agent failure, never a regression)
         suite.errors += 1
-        _child(case, "error", item.reason or "no score", item.state or "unscored", body)
+        kind = "agent_failed" if item.status == "agent_failed" else item.state or "unscored"
+        _child(case, "error", item.reason or "no score", kind, body)
 
 
 def _policy_case(suite: _Suite, line: PolicyLine) -> None:

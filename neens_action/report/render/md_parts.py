@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from neens_action.report.fmt import readable_reason
+from neens_action.report.fmt import readable_reason, unbreakable
 from neens_action.report.fmt import score as fmt_score
 from neens_action.report.model import AgentFailure, Chart, ItemVerdict, PolicyLine, Report, Table
 from neens_action.report.render.mermaid import chart_to_mermaid
@@ -64,7 +64,7 @@ def column(title: str) -> str:
 
 
 def header_line(report: Report) -> list[str]:
-    parts = [f"**{md_text(label.capitalize())}** {md_text(value)}"
+    parts = [f"**{md_text(label.capitalize())}** {unbreakable(md_text(value))}"
              for label, value in report.header]
     base = report.links.get("baseline")
     if base:

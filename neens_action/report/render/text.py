@@ -77,12 +77,20 @@ def _agent_failures(report: Report) -> list[str]:
     return lines
 
 
+def verdict_words(report: Report) -> str:
+    """``passed``, ``passed, with caveats`` (never a plain pass), ``blocked``..."""
+    if report.verdict == "passed" and report.caveats:
+        return "passed, with caveats"
+    return report.verdict
+
+
 def render(report: Report) -> str:
     """The summary block; just the error line when nothing was gated (no facts)."""
     lines: list[str] = []
     if report.facts:
         lines += ["", RULE, clean(report.title)]
         lines += [_fact(label, value) for label, value in report.facts]
+        lines += [f"  CAVEAT: {clean(c)}" for c in report.caveats]
         lines += [f"    - {clean(r)}" for r in report.reasons]
         for table in report.tables:
             lines.append(f"  {clean(table.title)}:")
@@ -102,7 +110,7 @@ def render(report: Report) -> str:
         lines += noise_text.lines(report)
         lines += _items(report)
         lines += _agent_failures(report)
-        lines.append(_fact("verdict", f"{report.verdict} (exit {report.exit_code})"))
+        lines.append(_fact("verdict", f"{verdict_words(report)} (exit {report.exit_code})"))
         lines.append(RULE)
     if report.error:
         lines.append(f"neens: error: {clean(report.error)}")

@@ -207,8 +207,13 @@ UI_URL = "https://app.example/runs/{run_id}?item={item_id}"
 
 def _eval(make: Callable[[], Outcome]) -> Callable[[], Report]:
     """Built as the pipeline does: the report, then its links (ui-url) and CI context."""
-    return lambda: attach(build_eval_report(make()), ui_url=UI_URL, environ=GITHUB_ENV,
-                          baseline_run_id="ppr_100")
+    def build() -> Report:
+        outcome = make()
+        base = outcome.gate.baseline if outcome.gate is not None else None
+        run_id = base.run_id if base is not None and base.kind == "preprod_run" else ""
+        return attach(build_eval_report(outcome), ui_url=UI_URL, environ=GITHUB_ENV,
+                      baseline_run_id=run_id or None)
+    return build
 
 
 SUITE = {"id": "sts_1", "name": "Refund attacks", "status": "ready",
@@ -241,7 +246,7 @@ def sweep(kind: str) -> Report:
     verdict = ({"outcome": "winner", "winner": "small", "reason": "cheapest arm above the bar"}
                if kind != "no_winner" else {"outcome": "no_winner", "reason": "no arm cleared"})
     comparison = {"sweepId": "msw_1", "status": "completed", "comparable": True,
-                  "bar": {"passRate": 0.85, "source": "baseline arm"},
+                  "bar": {"passRate": 0.85, "source": "query"},
                   "baseline": {"armId": "big", "label": "big"}, "itemCount": 10, "passK": 1,
                   "arms": arms, "verdict": verdict}
     if kind == "self":

@@ -12,11 +12,13 @@ import pytest
 
 from neens_action.report.render import markdown
 from neens_action.report.render.text import render as render_text
-from tests.unit.report.cases import CASES
+from tests.unit.report.cases import CASES as FIRST_CASES
+from tests.unit.report.cases_honest import HONEST_CASES
 from tests.unit.report.golden_util import GOLDEN, check_golden
 
 MARK = "<!-- neens-eval-action workflow=CI job=eval mode=run leg=0 -->"
 JOB = "https://github.com/o/r/actions/runs/9"
+CASES = {**FIRST_CASES, **HONEST_CASES}
 TRUSTED = ("https://github.com/o/r/actions/runs/9", "https://app.example/",
            "https://gitlab.example.com/g/p/-/jobs/77")
 

@@ -67,9 +67,9 @@ SPEC_COMPARISON = {
 }
 
 SPEC_BLOCK = """\
-Sweep msw-4f2c91ab0d3e — status=completed
+Sweep msw-4f2c91ab0d3e (completed)
   VERDICT: small clears the 90% bar at $0.000900 per case — 79% cheaper than big.
-  bar 90.0% (source: gate) | baseline: big | 50 items x k=3
+  bar 90.0% (the gate's min pass rate) | baseline: big | 50 items x k=3
   ARM    MODEL        PASS RATE                    PASS^K    COST/CASE  REGRESSIONS
   big    model-large  96.0% (n=50, CI 86.3-99.5%)  3/3 PASS  $0.004200  0
   small  model-small  90.0% (n=50, CI 78.2-96.7%)  2/3 FAIL  $0.000900  3
@@ -188,7 +188,7 @@ def test_void_comparison_shows_no_number():
     report = build_sweep_report(outcome)
     text = render_sweep_text(report)
     assert text.splitlines()[:2] == [
-        "Sweep msw-4f2c91ab0d3e — status=void", "  VOID: judges differ between arms"]
+        "Sweep msw-4f2c91ab0d3e (void)", "  VOID: judges differ between arms"]
     assert "not comparable" in text.splitlines()[2]
     assert text.splitlines()[-1] == "neens: error: sweep msw-4f2c91ab0d3e is void: refused"
     for number in ("96.0%", "$0.004200", "3/3", "PASS RATE"):
@@ -248,7 +248,7 @@ def test_state_block():
     text = render_sweep_text(build_sweep_report(
         sweep_outcome(command="get", sweep_id="msw-9", sweep=sweep, exit_code=0)))
     assert text.splitlines() == [
-        "Sweep msw-9 — status=running",
+        "Sweep msw-9 (running)",
         "  sonnet: claude-sonnet-4-6 — running pass^k 1/3 — (2/3 runs terminal)",
         "  haiku: (no model declared) — failed pass^k 0/3 FAIL (3/3 runs terminal) "
         "error: connection refused",

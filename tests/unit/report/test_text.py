@@ -47,20 +47,19 @@ EXPECTED = """
 Pre-prod eval ppr_1
   status:      completed_with_regressions
   scored:      3/3
-  regressions: 1
+  regressions: 0
   agents:      1 of 3 agents crashed (exit code 3), 1 agent exported no trace
   baseline:    run ppr_0 — branch:main: newest passing run on 'main'
   note:        the baseline matched 2 of 3 items; regressions and the pass-rate delta cover only the matched items
   pass rate:   66.67%
   gate:        FAILED
-    - regressions 1 > 0
   eval gates:
     GATE                                          ENFORCED  PASS RATE  THRESHOLD  SCORED  VERDICT
     FM: Wrong refund amount                       yes       33%        70%        3/3     FAIL
     FM: Leaks internal notes and more and more …  no        n/a        70%        0/4     NO DATA (not enforced)
   eval gates:  0/2 passed, 1 enforced gate(s) failing the build
   items not passing (2 of 3):
-    ✗ it_2  regressed  score 0.25  "Wrong [31m prompt" — agent crashed (exit code 3); correctness 0.00: expected '$50.00'
+    ✗ it_2  agent failed  score 0.25  "Wrong [31m prompt" — agent crashed (exit code 3); correctness 0.00: expected '$50.00'
     ✗ it_3  agent failed  "Never traced" — no trace captured
   how to fix:
     - Run the `command` locally with one item's prompt on stdin to see why it exits non-zero (its last output lines are shown with the failure).
@@ -84,10 +83,11 @@ def test_summary_golden():
     report = build_eval_report(failing_outcome())
     assert render(report) == EXPECTED
     assert report.verdict == "blocked" and report.exit_code == 1
+    # the one regression was an item whose agent crashed: an agent failure, said once
     assert report.headline == ("Blocked: 1 of 3 agents crashed (exit code 3), 1 agent exported"
-                               " no trace; regressions 1 (max 0).")
+                               " no trace.")
     assert report.outputs == {"exit-code": "1", "verdict": "blocked", "run-id": "ppr_1",
-                              "pass-rate": "0.6667", "regressions": "1"}
+                              "pass-rate": "0.6667", "regressions": "0"}
     assert [i.state for i in report.items] == ["pass", "fail", "unscored"]
     assert report.items[1].duration_s == 0.25
 
@@ -105,11 +105,12 @@ def test_not_compared_warning_and_no_gate():
     text = render(report)
     assert "  regressions: not compared (no baseline)\n" in text
     assert "  baseline:    production window (7d)\n" in text
-    assert "  WARNING: the baseline matched 0 of 2 item(s) — regressions were not compared" \
-        in text
+    assert "  CAVEAT: Regressions were not compared: no production session of the last 7d " \
+        "matched these items." in text
+    assert text.count("not compared") == 2  # the fact and the one caveat, no second warning
     assert "  gate:        FAILED  (--no-gate: not enforced)\n" in text
     assert report.verdict == "warned" and report.exit_code == 0
-    assert report.warnings[0].startswith("the baseline matched 0 of 2")
+    assert report.warnings == []
     assert report.outputs["regressions"] == ""
 
 
@@ -125,8 +126,8 @@ def test_policy_lines():
                 policy_eval=pe)
     report = build_eval_report(o)
     text = render(report)
-    assert "  policy rules:\n    [WARN] cost (obs=0.0123 vs 0.01) — warn: avg cost over budget" \
-        in text
+    assert "  policy rules:\n    [WARN] cost (obs=$0.0123 vs $0.01) — warn: avg cost over " \
+        "budget" in text
     assert "    [BLOCK] abs_failures (obs=4 vs 3) — fail: 4 > 3" in text
     assert "  policy:      1 blocking failure(s), 1 warning(s)" in text
     assert report.exit_code == 1
@@ -154,7 +155,8 @@ def test_json_document_shape():
     assert doc["gates"] == GATE["gates"] and doc["drift"] == [] and doc["gatesPolicy"] is None
     assert "policyEval" not in doc
     assert doc["buildVerdict"] == {"verdict": "blocked", "reported": True}
-    assert doc["summary"] == {"passRate": 2 / 3, "regressions": 1, "scored": 3, "total": 3}
+    assert doc["summary"] == {"passRate": 2 / 3, "regressions": 0, "agentFailures": 2,
+                              "scored": 3, "total": 3}
     assert doc["items"][1] == {"itemId": "it_2", "returncode": 3, "durationS": 0.25,
                                "timedOut": False, "error": None, "state": "fail",
                                "score": 0.25}
