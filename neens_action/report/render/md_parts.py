@@ -10,11 +10,10 @@ job) are links.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from neens_action.report.fmt import readable_reason
-from neens_action.report.fmt import score as fmt_score
-from neens_action.report.model import AgentFailure, Chart, ItemVerdict, PolicyLine, Report, Table
+from neens_action.report.model import AgentFailure, Chart, PolicyLine, Report, Table
+from neens_action.report.render.md_items import STATE_LABEL as STATE_LABEL
 from neens_action.report.render.mermaid import chart_to_mermaid
 from neens_action.text import (
     md_cell,
@@ -26,14 +25,6 @@ from neens_action.text import (
     md_text,
 )
 
-STATE_LABEL = {
-    "regressed": "🔻 regressed",
-    "failing": "failing as before",
-    "new": "failing (no baseline)",
-    "fail": "failing",
-    "agent_failed": "💥 agent failed",
-    "unscored": "unscored",
-}
 KIND_LABEL = {"crashed": "crashed", "timed_out": "timed out", "no_trace": "no trace captured",
               "launch_failed": "did not start", "not_run": "not run"}
 
@@ -137,60 +128,6 @@ def policy(lines: list[PolicyLine], *, compact: bool = False) -> list[str]:
                              _policy_rows(quiet))]
     elif quiet:
         out += ["", f"_{len(quiet)} other rule(s) passed or were skipped._"]
-    return out
-
-
-def _judges(item: ItemVerdict) -> str:
-    if not item.judges:
-        return "—"
-    return "<br>".join(f"{'✓' if j.passed else ('✗' if j.passed is False else '·')} "
-                       f"{md_cell(j.name, 40)} {fmt_score(j.score)}" for j in item.judges)
-
-
-def _score(item: ItemVerdict) -> str:
-    now = fmt_score(item.score) if item.score is not None else "—"
-    if item.baseline_score is not None:
-        return f"{fmt_score(item.baseline_score)} → {now}"
-    if item.baseline:
-        return f"{md_text(item.baseline)} → {now}"
-    return now
-
-
-def _item_cell(item: ItemVerdict) -> str:
-    return md_link(item.item_id, item.link) if item.link else md_cell(item.item_id, 60)
-
-
-def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
-          state: Callable[[ItemVerdict], str] | None = None) -> list[str]:
-    """Failing items first (regressions, then agent failures, then the rest), one row each
-    with the evidence: state (``state`` says it, else the item's status), baseline -> score,
-    judges, expected, the agent's answer."""
-    failed, count = report.failed_items, report.not_passing_count
-    if not failed:
-        return []
-    order = {"regressed": 0, "agent_failed": 1, "new": 2, "fail": 2, "failing": 3,
-             "unscored": 4}
-    failed = sorted(failed, key=lambda i: order.get(i.status, 4))
-    with_suite = any(i.suite for i in failed)
-    cols = ["Item", *(["Suite"] if with_suite else []), "State", "Baseline → score", "Judges",
-            "Input", "Expected", "Answer / reason"]
-    out = [f"#### Failing items ({count} of {report.item_count})", "",
-           "| " + " | ".join(cols) + " |", "|" + "|".join(":--" for _ in cols) + "|"]
-    for item in failed[:max_rows]:
-        answer = item.answer if item.answer and item.status != "agent_failed" else ""
-        evidence = md_cell(answer, chars) if answer else md_cell(item.reason, chars)
-        if answer and item.reason:
-            evidence += f"<br>_{md_cell(item.reason, chars)}_"
-        cells = [_item_cell(item), *([md_cell(item.suite or "dataset", 60)] if with_suite
-                                     else []),
-                 state(item) if state else STATE_LABEL.get(item.status, md_cell(item.state)),
-                 _score(item), _judges(item),
-                 md_cell(item.input, chars), md_cell(item.expected, chars), evidence]
-        out.append("| " + " | ".join(cells) + " |")
-    hidden = count - min(len(failed), max_rows)
-    if hidden > 0:
-        where = md_link("the full job summary", more_url) if more_url else "the job summary"
-        out += ["", f"_…and {hidden} more failing item(s): see {where}._"]
     return out
 
 
