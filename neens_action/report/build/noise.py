@@ -9,6 +9,7 @@ branch's trend is oldest first, with a warning when it slid over the window
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from neens_action.noise.evidence import NoiseEvidence
@@ -48,13 +49,21 @@ def _core(v: RunVerdict, *, sees: bool = True) -> str:
     return text + f"; this run detects a drop of {v.detectable_drop:.0f} pp or more"
 
 
+def _p(value: float) -> str:
+    """``= 0.012``, ``= 0.000028``: two significant digits, never e-notation."""
+    if not 0 < value < 1:
+        return f"= {value:.2g}"
+    digits = min(12, 1 - math.floor(math.log10(value)))
+    return f"= {value:.{digits}f}"
+
+
 def _why_inconclusive(v: RunVerdict) -> str:
     if not v.pass_rate.reps_scored:
         return "no item was scored in this run"
     if v.pass_rate.main is None:
         return "no item has a history on main to compare with"
     if v.p_drop <= ALPHA * (1 + 1e-9):
-        return (f"the run passes less than main (p = {v.p_drop:.2g}) but no item stable on "
+        return (f"the run passes less than main (p {_p(v.p_drop)}) but no item stable on "
                 "main is held")
     if v.detectable_drop is None:
         return "too few history runs and repetitions to detect a drop"
@@ -72,10 +81,10 @@ def verdict_line(v: RunVerdict) -> str:
         return f"inconclusive: {why}; {_core(v, sees=False)}"
     if v.outcome is RunOutcome.REGRESSED:
         return (f"regressed: {len(v.regressed)} item(s) held regressed "
-                f"(p = {v.p_drop:.2g}); {_core(v)}")
+                f"(p {_p(v.p_drop)}); {_core(v)}")
     if v.outcome is RunOutcome.IMPROVED:
         return (f"improved: {len(v.improved)} item(s) held improved "
-                f"(p = {v.p_rise:.2g}); {_core(v)}")
+                f"(p {_p(v.p_rise)}); {_core(v)}")
     return f"{v.outcome.value}: {_core(v)}"
 
 

@@ -77,7 +77,9 @@ def _facts(report: Report) -> list[str]:
 
 
 def _top(report: Report) -> list[list[str]]:
-    intro = [headline(report), "", f"**{md_text(report.headline)}**" if report.headline else ""]
+    # the headline is our sentence: its `code` spans (a setting's name) stay code
+    intro = [headline(report), "", f"**{parts.hint(report.headline)}**" if report.headline
+             else ""]
     if report.header:
         run = (f"Run {md_link(report.run_id, report.run_url)} · " if report.run_id else "")
         line = parts.header_line(report)

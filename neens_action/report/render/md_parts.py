@@ -29,6 +29,28 @@ KIND_LABEL = {"crashed": "crashed", "timed_out": "timed out", "no_trace": "no tr
               "launch_failed": "did not start", "not_run": "not run"}
 
 
+_URL = re.compile(r"(?i)\bhttps?://[^\s`<>]+")
+
+
+def _plain(text: str, *, line_start: bool) -> str:
+    """Escaped text whose http(s) URLs are code spans: never links, and without the
+    zero-width space :func:`md_text` puts into a bare URL to keep it from linking."""
+    out, start = [], 0
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:)?!'\"")
+        before = text[start:m.start()]
+        if before.strip():
+            out.append(md_text(before, line_start=line_start and not out).rstrip()
+                       + (" " if before[-1].isspace() else ""))
+        out.append(md_code(url))
+        start = m.start() + len(url)
+    rest = text[start:]
+    if rest.strip() or not out:
+        lead = " " if out and rest[:1].isspace() else ""
+        out.append(lead + md_text(rest, line_start=line_start and not out))
+    return "".join(out)
+
+
 def hint(text: str) -> str:
     """A "How to fix" bullet: our sentence with its `code` spans kept as code (a command or
     an input name), everything else escaped like any text."""
@@ -38,7 +60,7 @@ def hint(text: str) -> str:
             out.append(md_code(part))
         elif part.strip():
             lead, trail = part[:len(part) - len(part.lstrip())], part[len(part.rstrip()):]
-            out.append(lead + md_text(part, line_start=i == 0) + trail)
+            out.append(lead + _plain(part, line_start=i == 0) + trail)
         else:
             out.append(part)
     return "".join(out)
@@ -74,7 +96,7 @@ def alerts(report: Report) -> list[str]:
         out.append("")
     notes = [*report.caveats, *report.warnings]
     for note in dict.fromkeys(notes):
-        out += ["> [!WARNING]", f"> {md_text(note, line_start=True)}", ""]
+        out += ["> [!WARNING]", f"> {hint(note)}", ""]
     return out[:-1] if out else out
 
 
