@@ -3,6 +3,11 @@
 The JSON result file (``neens-result.json``) carries ``report`` (this document); ``neens
 report RESULT.json`` reads it back and renders the job summary byte for byte as the CI step
 wrote it, with no CI environment and no server.
+
+``judges`` (one line per judge: scored, passed, mean score, the baseline's pass rate and mean,
+improved and regressed items) and ``groups`` (the failing items by state and failing judges:
+``status``, ``failing``, ``why``, ``items``) were added later: a report without them (no item
+scored by a judge) has neither key, so its document is what it was before them.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from neens_action.report.model import FailureGroup, ItemVerdict, JudgeSummary, R
 from neens_action.report.render.cut import around, focus_of
 from neens_action.text import ELLIPSIS, ZWSP, md_code, md_html, md_link, md_text
 
+NBSP = "\u00a0"  # keeps a mark with its word when a narrow column wraps
 STATE_LABEL = {
     "regressed": "🔻 regressed",
     "failing": "failing as before",
@@ -88,20 +89,29 @@ def _vs(j: JudgeSummary) -> str:
 
 def judges(report: Report) -> list[str]:
     """One row per judge: passed, mean score, the change vs the baseline, improved and
-    regressed items (only when some item did not pass or some judge moved)."""
+    regressed items (only when some item did not pass or some judge moved; a column nothing
+    fills is left out)."""
     lines = report.judges
-    moved = any(_vs(j) not in ("—",) and not _vs(j).startswith("±0") for j in lines)
+    changes = [_vs(j) for j in lines]
+    moved = any(c != "—" and not c.startswith("±0") for c in changes)
     if not lines or not (report.failed_items or moved):
         return []
-    out = ["#### Judges", "",
-           "| Judge | Passed | Mean score | vs baseline | Improved | Regressed |",
-           "|:--|--:|--:|:--|--:|--:|"]
-    for j in lines:
-        passed = f"{j.passed} of {j.scored}" + (f" ({rate(j.pass_rate)})" if j.scored else "")
-        out.append("| " + " | ".join((
-            _words(md_text(j.name)), passed, fmt_score(j.average), _vs(j),
-            "—" if j.improved is None else str(j.improved),
-            "—" if j.regressed is None else str(j.regressed))) + " |")
+    cols: list[tuple[str, str, Callable[[int, JudgeSummary], str]]] = [
+        ("Judge", ":--", lambda _, j: _words(md_text(j.name))),
+        ("Passed", "--:", lambda _, j: f"{j.passed} of {j.scored}"
+         + (f" ({rate(j.pass_rate)})" if j.scored else "")),
+        ("Mean score", "--:", lambda _, j: fmt_score(j.average))]
+    if any(c != "—" for c in changes):
+        cols.append(("vs baseline", ":--", lambda n, _: changes[n]))
+    if any(j.improved is not None for j in lines):
+        cols.append(("Improved", "--:", lambda _, j: "—" if j.improved is None
+                     else str(j.improved)))
+    if any(j.regressed is not None for j in lines):
+        cols.append(("Regressed", "--:", lambda _, j: "—" if j.regressed is None
+                     else str(j.regressed)))
+    out = ["#### Judges", "", "| " + " | ".join(c[0] for c in cols) + " |",
+           "|" + "|".join(c[1] for c in cols) + "|"]
+    out += ["| " + " | ".join(c[2](n, j) for c in cols) + " |" for n, j in enumerate(lines)]
     return out
 
 
@@ -110,7 +120,7 @@ def judges(report: Report) -> list[str]:
 
 def _how(group: FailureGroup) -> str:
     if group.failing:
-        return ", ".join(f"✗ {_words(md_text(name))}" for name in group.failing)
+        return ", ".join(f"✗{NBSP}{_words(md_text(name))}" for name in group.failing)
     return cell(group.why, 80) if group.why else "—"
 
 
@@ -138,14 +148,15 @@ def _judge_marks(item: ItemVerdict) -> str:
     if not item.judges:
         return "—"
     failed = [j for j in item.judges if j.passed is False]
-    lines = [f"✗ {_words(md_text(j.name))}" + (f" {j.score:.2f}" if j.score is not None else "")
+    lines = [f"✗{NBSP}{_words(md_text(j.name))}"
+             + (f"{NBSP}{j.score:.2f}" if j.score is not None else "")
              for j in failed[:JUDGES_SHOWN]]
     if len(failed) > JUDGES_SHOWN:
         lines.append(f"✗ {len(failed) - JUDGES_SHOWN} more")
     ok = sum(1 for j in item.judges if j.passed is True)
     unknown = len(item.judges) - ok - len(failed)
     if ok:
-        lines.append(f"✓ {ok} passed" if failed else f"✓ all {ok} passed")
+        lines.append(f"✓{NBSP}{ok}{NBSP}passed" if failed else f"✓ all {ok} passed")
     if unknown:
         lines.append(f"· {unknown} no verdict")
     return "<br>".join(lines)
@@ -156,13 +167,14 @@ def _change(item: ItemVerdict) -> str:
         return ""
     now = fmt_score(item.score) if item.score is not None else "—"
     if item.baseline_score is not None:
-        return f"{fmt_score(item.baseline_score)} → {now}"
+        return f"{fmt_score(item.baseline_score)}{NBSP}→{NBSP}{now}"
     if item.baseline:
-        return f"was {md_text(item.baseline)} → {now}"
+        return f"was {md_text(item.baseline)}{NBSP}→{NBSP}{now}"
     return now
 
 
 def _item(item: ItemVerdict, label: str, input_chars: int) -> str:
+    label = label.replace("🔻 ", "🔻" + NBSP).replace("💥 ", "💥" + NBSP)
     bits = [b for b in (_link(item.item_id, item.link), label, _change(item)) if b]
     if item.suite:
         bits.append(f"_{cell(item.suite, 60)}_")
