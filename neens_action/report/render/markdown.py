@@ -21,6 +21,7 @@ COMMENT_LIMIT_CHARS = 65_536  # GitHub: issue comment body
 SUMMARY_ITEM_ROWS = 500  # failed items listed in the job summary
 COMMENT_ITEM_ROWS = 10  # ... and in the PR/MR comment (a glance, not the log)
 GROUPED_ITEM_ROWS = 5  # ... fewer when the groups already tell how the rest failed
+GROUP_EXAMPLE_ROWS = 2  # ... and at most this many rows of items that failed the same way
 SUMMARY_OPEN_ROWS = 10  # more failing items than this: the summary folds their table
 SUMMARY_CHARS = 600  # an answer in the job summary (expected and reason: half of it)
 COMMENT_CHARS = 280  # ... in the comment
@@ -138,7 +139,7 @@ def _comment_sections(report: Report, url: str) -> list[list[str]]:
         md_items.judges(report),
         md_items.groups(report),
         md_items.items(report, _comment_rows(report), chars=COMMENT_CHARS, more_url=url,
-                       state=_state(report)),
+                       state=_state(report), per_group=GROUP_EXAMPLE_ROWS),
         noise_md.flaky(report, COMMENT_ITEM_ROWS),
         parts.policy(report.policy, compact=True),
         noise_md.trend(report),

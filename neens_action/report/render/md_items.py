@@ -165,11 +165,11 @@ def _judge_marks(item: ItemVerdict) -> str:
 def _change(item: ItemVerdict) -> str:
     if item.score is None and item.baseline_score is None and not item.baseline:
         return ""
-    now = fmt_score(item.score) if item.score is not None else "—"
+    now = fmt_score(item.score) if item.score is not None else "no score"
     if item.baseline_score is not None:
         return f"{fmt_score(item.baseline_score)}{NBSP}→{NBSP}{now}"
     if item.baseline:
-        return f"was {md_text(item.baseline)}{NBSP}→{NBSP}{now}"
+        return f"was{NBSP}{md_text(item.baseline)}{NBSP}→{NBSP}{now}"
     return now
 
 
@@ -194,24 +194,37 @@ def _answer(item: ItemVerdict, chars: int) -> str:
     return text
 
 
-def ordered(report: Report) -> list[ItemVerdict]:
+def ordered(report: Report, per_group: int = 0) -> list[ItemVerdict]:
     """Failing items, one of each failure group first (the worst state first), then the rest
-    in the same order."""
+    in the same order; ``per_group``: at most that many of each group (0: all of them)."""
     failed = sorted(report.failed_items, key=lambda i: ORDER.get(i.status, 4))
     if not report.groups:
         return failed
     by_id = {i.item_id: i for i in failed}
+    group_of = {k: n for n, g in enumerate(report.groups) for k in g.items}
     firsts = [by_id[g.items[0]] for g in report.groups if g.items and g.items[0] in by_id]
     seen = {id(i) for i in firsts}
-    return firsts + [i for i in failed if id(i) not in seen]
+    out = firsts + [i for i in failed if id(i) not in seen]
+    if not per_group:
+        return out
+    taken: dict[int, int] = {}
+    kept = []
+    for item in out:
+        n = group_of.get(item.item_id, -1)
+        taken[n] = taken.get(n, 0) + 1
+        if n < 0 or taken[n] <= per_group:
+            kept.append(item)
+    return kept
 
 
 def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
-          state: Callable[[ItemVerdict], str] | None = None, fold_over: int = 0) -> list[str]:
+          state: Callable[[ItemVerdict], str] | None = None, fold_over: int = 0,
+          per_group: int = 0) -> list[str]:
     """Failing items, one row each: item (state, baseline -> score, folded input), judges,
     expected, the agent's answer with the judge's reason. ``fold_over``: more rows than this
-    go into ``<details>`` (0: never)."""
-    failed, count = ordered(report), report.not_passing_count
+    go into ``<details>`` (0: never); ``per_group``: at most that many rows of items that
+    failed the same way (the groups table counts them all)."""
+    failed, count = ordered(report, per_group), report.not_passing_count
     if not failed:
         return []
     rows = []

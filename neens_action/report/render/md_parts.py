@@ -171,6 +171,8 @@ def agent_failures(report: Report, *, tails: int) -> list[str]:
         out += [f"- {hint(h)}" for h in report.hints]
     elif shown:  # a run error shows its hints in its own block, once; a tail opens with a gap
         out.pop()
+    else:
+        return []  # nothing to add to the error block and the items (a bare heading)
     for f in shown:
         out += ["", *_tail(f)]
     return out
