@@ -123,8 +123,7 @@ def _sections(report: Report, *, max_rows: int) -> list[list[str]]:
 
 
 def _comment_rows(report: Report) -> int:
-    grouped = any(len(g.items) > 1 for g in report.groups)
-    return GROUPED_ITEM_ROWS if grouped else COMMENT_ITEM_ROWS
+    return GROUPED_ITEM_ROWS if md_items.folds(report) else COMMENT_ITEM_ROWS
 
 
 def _comment_sections(report: Report, url: str) -> list[list[str]]:

@@ -124,10 +124,17 @@ def _how(group: FailureGroup) -> str:
     return cell(group.why, 80) if group.why else "—"
 
 
+def folds(report: Report) -> bool:
+    """Whether the groups say more than the items table would (some items failed the same
+    way, and it is not just two items failing one way)."""
+    biggest = max((len(g.items) for g in report.groups), default=0)
+    return biggest >= 3 or (biggest == 2 and len(report.groups) > 1)
+
+
 def groups(report: Report, state: Callable[[str], str] | None = None) -> list[str]:
     """The failing items by how they failed, when some failed the same way."""
     found = report.groups
-    if not found or all(len(g.items) < 2 for g in found):
+    if not folds(report):
         return []
     links = {i.item_id: i.link for i in report.items}
     out = ["#### Failing the same way", "",
