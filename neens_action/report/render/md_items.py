@@ -36,14 +36,21 @@ JUDGES_SHOWN = 3  # failing judges named in an item's cell
 EXAMPLES = 3  # item links in a group's row
 
 
-def _words(escaped: str) -> str:
-    """Break points in words too long to wrap (already escaped text; entities kept whole)."""
+def _break(raw: str) -> str:
+    """Break points (zero-width spaces) in raw words too long to wrap: after a ``_``, ``-``,
+    ``/`` or ``.`` inside them, else every ``WORD_CHARS`` characters."""
     def split(m: re.Match[str]) -> str:
-        word = m.group(0)
-        if "&" in word or "\\" in word:
-            return word
-        return ZWSP.join(word[i:i + WORD_CHARS] for i in range(0, len(word), WORD_CHARS))
-    return re.sub(r"\S{" + str(WORD_CHARS + 1) + ",}", split, escaped)
+        parts = re.split(r"(?<=[_\-/.:=&?,;])", m.group(0))
+        out = []
+        for part in parts:
+            out += [part[i:i + WORD_CHARS] for i in range(0, len(part), WORD_CHARS)]
+        return ZWSP.join(p for p in out if p)
+    return re.sub(r"\S{" + str(WORD_CHARS + 1) + ",}", split, raw)
+
+
+def _words(raw: str) -> str:
+    """Raw text escaped for a cell, with break points in its long words."""
+    return md_text(_break(raw))
 
 
 def cell(text: object, limit: int, focus: list[str] | None = None) -> str:
@@ -66,12 +73,12 @@ def _piece(part: str) -> str:
         return part
     lead = " " if part[0] == " " else ""
     trail = " " if part[-1] == " " else ""
-    return lead + _words(md_text(part)) + trail
+    return lead + _words(part) + trail
 
 
 def _link(item_id: str, url: str) -> str:
     label = item_id if len(item_id) <= 40 else item_id[:39] + ELLIPSIS
-    return md_link(label, url) if url else _words(md_text(label))
+    return md_link(_break(label), url) if url else _words(label)
 
 
 # ---------------------------------------------------------------------------- judges
@@ -97,7 +104,7 @@ def judges(report: Report) -> list[str]:
     if not lines or not (report.failed_items or moved):
         return []
     cols: list[tuple[str, str, Callable[[int, JudgeSummary], str]]] = [
-        ("Judge", ":--", lambda _, j: _words(md_text(j.name))),
+        ("Judge", ":--", lambda _, j: _words(j.name)),
         ("Passed", "--:", lambda _, j: f"{j.passed} of {j.scored}"
          + (f" ({rate(j.pass_rate)})" if j.scored else "")),
         ("Mean score", "--:", lambda _, j: fmt_score(j.average))]
@@ -120,7 +127,7 @@ def judges(report: Report) -> list[str]:
 
 def _how(group: FailureGroup) -> str:
     if group.failing:
-        return ", ".join(f"✗{NBSP}{_words(md_text(name))}" for name in group.failing)
+        return ", ".join(f"✗{NBSP}{_words(name)}" for name in group.failing)
     return cell(group.why, 80) if group.why else "—"
 
 
@@ -155,7 +162,7 @@ def _judge_marks(item: ItemVerdict) -> str:
     if not item.judges:
         return "—"
     failed = [j for j in item.judges if j.passed is False]
-    lines = [f"✗{NBSP}{_words(md_text(j.name))}"
+    lines = [f"✗{NBSP}{_words(j.name)}"
              + (f"{NBSP}{j.score:.2f}" if j.score is not None else "")
              for j in failed[:JUDGES_SHOWN]]
     if len(failed) > JUDGES_SHOWN:

@@ -219,6 +219,8 @@ def long_inputs() -> Outcome:
     for r in rows:
         r["input"], r["expectedOutput"] = LONG_PROMPT, "$129.99"
         r["reason"] = "correctness: refunded '$12.99' where '$129.99' was due"
+        r["scores"]["refund_amount_matches_the_invoice_total_exactly"] = 0.1
+    rows[2]["datasetVersionItemId"] = "it_refunds_damaged_goods_" + "0123456789" * 5
     regs = [{"itemId": "it_1", "before": "pass", "after": "fail"}]
     return _outcome(_run(rows, status="completed_with_regressions"),
                     _gate(False, 0.0, 1, ["regressions 1 > max_regressions 0"]),
