@@ -110,10 +110,12 @@ def judges(report: Report) -> list[str]:
         ("Mean score", "--:", lambda _, j: fmt_score(j.average))]
     if any(c != "—" for c in changes):
         cols.append(("vs baseline", ":--", lambda n, _: changes[n]))
-    if any(j.improved is not None for j in lines):
+    # with repeats or history the noise verdict says what regressed, not one comparison
+    counted = report.noise is None
+    if counted and any(j.improved is not None for j in lines):
         cols.append(("Improved", "--:", lambda _, j: "—" if j.improved is None
                      else str(j.improved)))
-    if any(j.regressed is not None for j in lines):
+    if counted and any(j.regressed is not None for j in lines):
         cols.append(("Regressed", "--:", lambda _, j: "—" if j.regressed is None
                      else str(j.regressed)))
     out = ["#### Judges", "", "| " + " | ".join(c[0] for c in cols) + " |",
@@ -134,6 +136,8 @@ def _how(group: FailureGroup) -> str:
 def folds(report: Report) -> bool:
     """Whether the groups say more than the items table would (some items failed the same
     way, and it is not just two items failing one way)."""
+    if report.noise is not None:
+        return False  # the noise verdict groups them (held regressed, flaky...)
     biggest = max((len(g.items) for g in report.groups), default=0)
     return biggest >= 3 or (biggest == 2 and len(report.groups) > 1)
 
@@ -212,7 +216,7 @@ def ordered(report: Report, per_group: int = 0) -> list[ItemVerdict]:
     """Failing items, one of each failure group first (the worst state first), then the rest
     in the same order; ``per_group``: at most that many of each group (0: all of them)."""
     failed = sorted(report.failed_items, key=lambda i: ORDER.get(i.status, 4))
-    if not report.groups:
+    if not folds(report):
         return failed
     by_id = {i.item_id: i for i in failed}
     group_of = {k: n for n, g in enumerate(report.groups) for k in g.items}
