@@ -69,6 +69,7 @@ class Outcome:
     gate: Gate | None = None  # the gate answer: None => nothing was measured
     comparison: Comparison | None = None  # with a policy, or when some item did not pass
     metrics: Metrics | None = None  # only when a policy is in play
+    baseline_metrics: Metrics | None = None  # the baseline run's rollup (per-judge deltas)
     # one per item; with ``item_digest`` set, only those that did not succeed
     invocations: list[Invocation] = field(default_factory=list)
     # successful invocations, counted where only the failed ones are kept (console runs);

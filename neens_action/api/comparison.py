@@ -69,6 +69,7 @@ class Comparison:
     baseline_traits: Traits | None = None
     deltas: Mapping[str, Delta] = field(default_factory=dict)
     candidate_pass_rate: int | float | None = None
+    new_passes: tuple[str, ...] | None = None  # items the baseline failed and that pass now
     raw: Json = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -83,6 +84,10 @@ class Comparison:
                            number(r.get("beforeScore", r.get("baselineScore"))))
                 for r in listed if isinstance(r, (str, Mapping)))
         traits = obj(data.get("traits"))
+        listed = data.get("newPasses")
+        new_passes = tuple(
+            str(p) if isinstance(p, str) else ItemRow.decode(p).key
+            for p in listed if isinstance(p, (str, Mapping))) if isinstance(listed, list) else None
         return cls(
             regressions=regressions, baseline=Baseline.decode(data.get("baseline")),
             matrix={str(k): v for k, v in obj(data.get("matrix")).items()
@@ -92,7 +97,8 @@ class Comparison:
             baseline_traits=Traits.decode(traits.get("baseline")),
             deltas={str(k): Delta(number(obj(v).get("before")), number(obj(v).get("delta")))
                     for k, v in obj(data.get("deltas")).items()},
-            candidate_pass_rate=number(obj(data.get("candidate")).get("passRate")), raw=data)
+            candidate_pass_rate=number(obj(data.get("candidate")).get("passRate")),
+            new_passes=new_passes, raw=data)
 
     def traits(self, side: str) -> Traits | None:
         return self.candidate_traits if side == "candidate" else self.baseline_traits
@@ -100,17 +106,21 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Metrics:
-    """The metrics rollup: the mean score per metric key (the first row of a key wins)."""
+    """The metrics rollup: the mean score and the pass rate per metric key (the first row
+    of a key wins)."""
 
     averages: Mapping[str, int | float | None] = field(default_factory=dict)
+    pass_rates: Mapping[str, int | float | None] = field(default_factory=dict)
     raw: Json = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def decode(cls, value: Any) -> Metrics:
         data = obj(value)
         averages: dict[str, int | float | None] = {}
+        rates: dict[str, int | float | None] = {}
         for row in objs(data.get("metrics")):
             key = row.get("metricKey")
             if isinstance(key, str) and key not in averages:
                 averages[key] = number(row.get("avgScore"))
-        return cls(averages=averages, raw=data)
+                rates[key] = number(row.get("passRate"))
+        return cls(averages=averages, pass_rates=rates, raw=data)

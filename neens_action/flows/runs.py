@@ -215,6 +215,22 @@ def collect_verdict(client: NeensClient, outcome: Outcome, *, world: World,
             msg = f"could not fetch the {what} ({exc}); {why}"
             world.log(f"neens: warning: {msg}")
             outcome.warnings.append(msg)
+    base = baseline_run_id(outcome)
+    if outcome.comparison is not None and base:
+        try:  # the per-judge change in the report; without it the report shows none
+            outcome.baseline_metrics = client.get_metrics(base)
+        except NeensApiError:
+            outcome.baseline_metrics = None
+
+
+def baseline_run_id(outcome: Outcome) -> str:
+    """The run the baseline resolved to ("" for a production window or none)."""
+    base = (outcome.gate.baseline if outcome.gate is not None else None) or (
+        outcome.comparison.baseline if outcome.comparison is not None else None)
+    if base is None or base.compared is False:
+        return ""
+    resolved = base.resolution.resolved_run_id if base.resolution is not None else ""
+    return resolved or (base.run_id if base.kind == "preprod_run" else "")
 
 
 def note_run(run: Run, outcome: Outcome, world: World) -> None:

@@ -60,6 +60,38 @@ class ItemVerdict:
     link: str = ""  # a human page for the item or its trace (from the ui-url template)
 
 
+@dataclass(slots=True)
+class JudgeSummary:
+    """One judge (scorer) over the whole run, beside the baseline's when it is known.
+
+    ``improved``: items that pass now, failed in the baseline, and this judge passed;
+    ``regressed``: regressed items this judge failed (None: the comparison did not say)."""
+
+    name: str
+    scored: int  # items this judge scored
+    passed: int  # ... and passed
+    average: float | None  # its mean score (0..1)
+    baseline_pass_rate: float | None = None  # the baseline run's pass rate for this judge
+    baseline_average: float | None = None
+    improved: int | None = None
+    regressed: int | None = None
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+
+@dataclass(slots=True)
+class FailureGroup:
+    """Items that did not pass the same way: the same state and the same judges failing
+    (or, without judges, the same kind of error). ``items``: their ids, in report order."""
+
+    status: str  # the items' status (regressed, failing, agent_failed...)
+    failing: list[str]  # the judges that failed, in the run's judge order
+    why: str  # without a failing judge: what went wrong ("agent timed out", an error)
+    items: list[str] = field(default_factory=list)
+
+
 @dataclass
 class PolicyLine:
     label: str  # e.g. "cost", "metric[faithfulness]"
@@ -117,6 +149,9 @@ class Report:
     context: dict[str, str] = field(default_factory=dict)
     # repeats and history (None without them: every output stays as it was)
     noise: NoiseView | None = None
+    # at a glance: one line per judge, and the failing items grouped by how they failed
+    judges: list[JudgeSummary] = field(default_factory=list)
+    groups: list[FailureGroup] = field(default_factory=list)
 
     @property
     def failed_items(self) -> list[ItemVerdict]:

@@ -3,6 +3,11 @@
 The JSON result file (``neens-result.json``) carries ``report`` (this document); ``neens
 report RESULT.json`` reads it back and renders the job summary byte for byte as the CI step
 wrote it, with no CI environment and no server.
+
+``judges`` (one line per judge: scored, passed, mean score, the baseline's pass rate and mean,
+improved and regressed items) and ``groups`` (the failing items by state and failing judges:
+``status``, ``failing``, ``why``, ``items``) were added later: a report without them (no item
+scored by a judge) has neither key, so its document is what it was before them.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from typing import Any
 from neens_action.report.model import (
     AgentFailure,
     Chart,
+    FailureGroup,
     ItemVerdict,
     JudgeScore,
+    JudgeSummary,
     NoiseItem,
     NoiseView,
     PolicyLine,
@@ -32,6 +39,9 @@ def to_json(report: Report) -> dict[str, Any]:
     doc = asdict(report)
     doc["facts"] = [list(f) for f in report.facts]
     doc["header"] = [list(h) for h in report.header]
+    for key in ("judges", "groups"):  # added later: absent when empty, as before them
+        if not doc[key]:
+            del doc[key]
     if report.noise is None:
         del doc["noise"]  # without repeats or history the document is today's, byte for byte
         return {"format": REPORT_FORMAT, **doc}
@@ -81,4 +91,6 @@ def from_json(doc: dict[str, Any]) -> Report:
     values["agent_failures"] = [AgentFailure(**_known(AgentFailure, a))
                                 for a in doc.get("agent_failures") or []]
     values["noise"] = _noise(doc.get("noise"))
+    values["judges"] = [JudgeSummary(**_known(JudgeSummary, j)) for j in doc.get("judges") or []]
+    values["groups"] = [FailureGroup(**_known(FailureGroup, g)) for g in doc.get("groups") or []]
     return Report(**values)

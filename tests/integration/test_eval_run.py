@@ -132,6 +132,9 @@ def test_evidence_tells_regressed_from_failing_as_before_without_a_policy(sandbo
     doc = json.loads(again.stdout)
     assert "neens: warning" not in again.stderr
     assert sorted(_states(doc).values()) == ["failing"] * 3  # as before, not "new"
+    # per judge, beside the baseline run's own rollup (GET /preprod-evals/{main}/metrics)
+    judges = doc["report"]["judges"]
+    assert judges and all(j["baseline_pass_rate"] is not None for j in judges), judges
     assert doc["report"]["run_url"] == ""  # no ui-url: no run link (the API path is JSON)
 
     leaky = cli(sandbox, [*CREATE, "--version-label", "feat-leaky", "--branch", "feat",
@@ -143,6 +146,11 @@ def test_evidence_tells_regressed_from_failing_as_before_without_a_policy(sandbo
     assert {k for k, v in states.items() if v == "failing"} == failing_before
     assert {k for k, v in states.items() if v == "regressed"} == set(states) - failing_before
     assert len(states) == 6 and doc["report"]["run_url"].startswith("https://app.example/")
+    # at a glance: every failing item in one group, each regression failed by some judge
+    groups = doc["report"]["groups"]
+    assert sorted(k for g in groups for k in g["items"]) == sorted(states)
+    regressed = sum(1 for v in states.values() if v == "regressed")
+    assert sum(j["regressed"] for j in doc["report"]["judges"]) >= regressed > 0
 
 
 def test_existing_run_id_and_eval_gates(sandbox):

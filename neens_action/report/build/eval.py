@@ -29,6 +29,7 @@ from neens_action.report.build.evidence import (
     run_rows,
 )
 from neens_action.report.fmt import number
+from neens_action.report.build.judges import attach_glance
 from neens_action.report.model import AgentFailure, ItemVerdict, PolicyLine, Report, Table
 from neens_action.settings.names import CONNECTION_NAMES, phrase
 from neens_action.verdict import (
@@ -290,6 +291,7 @@ def build_eval_report(outcome: Outcome, *, graded_alone: bool = False) -> Report
     report.items = items
     if digest is not None:
         report.items_total, report.items_not_passing = digest.total, digest.not_passing
+    attach_glance(report, outcome)
     if outcome.noise is not None:
         from neens_action.report.build.noise import attach_noise
 

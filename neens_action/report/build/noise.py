@@ -9,6 +9,7 @@ branch's trend is oldest first, with a warning when it slid over the window
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from neens_action.noise.evidence import NoiseEvidence
@@ -55,7 +56,7 @@ def _why_inconclusive(v: RunVerdict) -> str:
     if v.pass_rate.main is None:
         return "no item has a history on main to compare with"
     if v.p_drop <= ALPHA * (1 + 1e-9):
-        return (f"the run passes less than main (p = {v.p_drop:.2g}) but no item stable on "
+        return (f"the run passes less than main ({p_value(v.p_drop)}) but no item stable on "
                 "main is held")
     if v.detectable_drop is None:
         return "too few history runs and repetitions to detect a drop"

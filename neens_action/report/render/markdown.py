@@ -12,16 +12,19 @@ from collections.abc import Callable
 
 from neens_action import __version__
 from neens_action.report.model import ItemVerdict, Report
+from neens_action.report.render import md_items, noise_md
 from neens_action.report.render import md_parts as parts
-from neens_action.report.render import noise_md
 from neens_action.text import md_cell, md_link, md_text, truncate_bytes, truncate_chars
 
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: $GITHUB_STEP_SUMMARY, per step
 COMMENT_LIMIT_CHARS = 65_536  # GitHub: issue comment body
 SUMMARY_ITEM_ROWS = 500  # failed items listed in the job summary
 COMMENT_ITEM_ROWS = 10  # ... and in the PR/MR comment (a glance, not the log)
-INPUT_CHARS = 240
-COMMENT_CHARS = 100
+GROUPED_ITEM_ROWS = 5  # ... fewer when the groups already tell how the rest failed
+GROUP_EXAMPLE_ROWS = 2  # ... and at most this many rows of items that failed the same way
+SUMMARY_OPEN_ROWS = 10  # more failing items than this: the summary folds their table
+SUMMARY_CHARS = 600  # an answer in the job summary (expected and reason: half of it)
+COMMENT_CHARS = 280  # ... in the comment
 
 VERDICT_LABEL = {
     "passed": ("✅", "Passed"),
@@ -75,7 +78,9 @@ def _facts(report: Report) -> list[str]:
 
 
 def _top(report: Report) -> list[list[str]]:
-    intro = [headline(report), "", f"**{md_text(report.headline)}**" if report.headline else ""]
+    # the headline is our sentence: its `code` spans (a setting's name) stay code
+    intro = [headline(report), "", f"**{parts.hint(report.headline)}**" if report.headline
+             else ""]
     if report.header:
         run = (f"Run {md_link(report.run_id, report.run_url)} · " if report.run_id else "")
         line = parts.header_line(report)
@@ -101,7 +106,10 @@ def _sections(report: Report, *, max_rows: int) -> list[list[str]]:
         parts.alerts(report),
         parts.agent_failures(report, tails=3),
         noise_md.held(report, max_rows),
-        parts.items(report, max_rows, chars=INPUT_CHARS, state=_state(report)),
+        md_items.judges(report),
+        md_items.groups(report),
+        md_items.items(report, max_rows, chars=SUMMARY_CHARS, state=_state(report),
+                       fold_over=SUMMARY_OPEN_ROWS),
         noise_md.flaky(report, max_rows),
         parts.reasons(report),
         parts.policy(report.policy),
@@ -114,6 +122,10 @@ def _sections(report: Report, *, max_rows: int) -> list[list[str]]:
     return [s for s in sections if any(line for line in s)]
 
 
+def _comment_rows(report: Report) -> int:
+    return GROUPED_ITEM_ROWS if md_items.folds(report) else COMMENT_ITEM_ROWS
+
+
 def _comment_sections(report: Report, url: str) -> list[list[str]]:
     """The compact comment: verdict, header line, alerts, the top failing items, failing
     policy rules, and a link to the full summary for the rest."""
@@ -123,8 +135,10 @@ def _comment_sections(report: Report, url: str) -> list[list[str]]:
         parts.alerts(report),
         parts.agent_failures(report, tails=1),
         noise_md.held(report, COMMENT_ITEM_ROWS),
-        parts.items(report, COMMENT_ITEM_ROWS, chars=COMMENT_CHARS, more_url=url,
-                    state=_state(report)),
+        md_items.judges(report),
+        md_items.groups(report),
+        md_items.items(report, _comment_rows(report), chars=COMMENT_CHARS, more_url=url,
+                       state=_state(report), per_group=GROUP_EXAMPLE_ROWS),
         noise_md.flaky(report, COMMENT_ITEM_ROWS),
         parts.policy(report.policy, compact=True),
         noise_md.trend(report),

@@ -10,11 +10,10 @@ job) are links.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from neens_action.report.fmt import readable_reason, unbreakable
-from neens_action.report.fmt import score as fmt_score
-from neens_action.report.model import AgentFailure, Chart, ItemVerdict, PolicyLine, Report, Table
+from neens_action.report.model import AgentFailure, Chart, PolicyLine, Report, Table
+from neens_action.report.render.md_items import STATE_LABEL as STATE_LABEL
 from neens_action.report.render.mermaid import chart_to_mermaid
 from neens_action.text import (
     md_cell,
@@ -26,16 +25,30 @@ from neens_action.text import (
     md_text,
 )
 
-STATE_LABEL = {
-    "regressed": "🔻 regressed",
-    "failing": "failing as before",
-    "new": "failing (no baseline)",
-    "fail": "failing",
-    "agent_failed": "💥 agent failed",
-    "unscored": "unscored",
-}
 KIND_LABEL = {"crashed": "crashed", "timed_out": "timed out", "no_trace": "no trace captured",
               "launch_failed": "did not start", "not_run": "not run"}
+
+
+_URL = re.compile(r"(?i)\bhttps?://[^\s`<>]+")
+
+
+def _plain(text: str, *, line_start: bool) -> str:
+    """Escaped text whose http(s) URLs are code spans: never links, and without the
+    zero-width space :func:`md_text` puts into a bare URL to keep it from linking."""
+    out, start = [], 0
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:)?!'\"")
+        before = text[start:m.start()]
+        if before.strip():
+            out.append(md_text(before, line_start=line_start and not out).rstrip()
+                       + (" " if before[-1].isspace() else ""))
+        out.append(md_code(url))
+        start = m.start() + len(url)
+    rest = text[start:]
+    if rest.strip() or not out:
+        lead = " " if out and rest[:1].isspace() else ""
+        out.append(lead + md_text(rest, line_start=line_start and not out))
+    return "".join(out)
 
 
 def hint(text: str) -> str:
@@ -47,7 +60,7 @@ def hint(text: str) -> str:
             out.append(md_code(part))
         elif part.strip():
             lead, trail = part[:len(part) - len(part.lstrip())], part[len(part.rstrip()):]
-            out.append(lead + md_text(part, line_start=i == 0) + trail)
+            out.append(lead + _plain(part, line_start=i == 0) + trail)
         else:
             out.append(part)
     return "".join(out)
@@ -83,7 +96,7 @@ def alerts(report: Report) -> list[str]:
         out.append("")
     notes = [*report.caveats, *report.warnings]
     for note in dict.fromkeys(notes):
-        out += ["> [!WARNING]", f"> {md_text(note, line_start=True)}", ""]
+        out += ["> [!WARNING]", f"> {hint(note)}", ""]
     return out[:-1] if out else out
 
 
@@ -140,60 +153,6 @@ def policy(lines: list[PolicyLine], *, compact: bool = False) -> list[str]:
     return out
 
 
-def _judges(item: ItemVerdict) -> str:
-    if not item.judges:
-        return "—"
-    return "<br>".join(f"{'✓' if j.passed else ('✗' if j.passed is False else '·')} "
-                       f"{md_cell(j.name, 40)} {fmt_score(j.score)}" for j in item.judges)
-
-
-def _score(item: ItemVerdict) -> str:
-    now = fmt_score(item.score) if item.score is not None else "—"
-    if item.baseline_score is not None:
-        return f"{fmt_score(item.baseline_score)} → {now}"
-    if item.baseline:
-        return f"{md_text(item.baseline)} → {now}"
-    return now
-
-
-def _item_cell(item: ItemVerdict) -> str:
-    return md_link(item.item_id, item.link) if item.link else md_cell(item.item_id, 60)
-
-
-def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
-          state: Callable[[ItemVerdict], str] | None = None) -> list[str]:
-    """Failing items first (regressions, then agent failures, then the rest), one row each
-    with the evidence: state (``state`` says it, else the item's status), baseline -> score,
-    judges, expected, the agent's answer."""
-    failed, count = report.failed_items, report.not_passing_count
-    if not failed:
-        return []
-    order = {"regressed": 0, "agent_failed": 1, "new": 2, "fail": 2, "failing": 3,
-             "unscored": 4}
-    failed = sorted(failed, key=lambda i: order.get(i.status, 4))
-    with_suite = any(i.suite for i in failed)
-    cols = ["Item", *(["Suite"] if with_suite else []), "State", "Baseline → score", "Judges",
-            "Input", "Expected", "Answer / reason"]
-    out = [f"#### Failing items ({count} of {report.item_count})", "",
-           "| " + " | ".join(cols) + " |", "|" + "|".join(":--" for _ in cols) + "|"]
-    for item in failed[:max_rows]:
-        answer = item.answer if item.answer and item.status != "agent_failed" else ""
-        evidence = md_cell(answer, chars) if answer else md_cell(item.reason, chars)
-        if answer and item.reason:
-            evidence += f"<br>_{md_cell(item.reason, chars)}_"
-        cells = [_item_cell(item), *([md_cell(item.suite or "dataset", 60)] if with_suite
-                                     else []),
-                 state(item) if state else STATE_LABEL.get(item.status, md_cell(item.state)),
-                 _score(item), _judges(item),
-                 md_cell(item.input, chars), md_cell(item.expected, chars), evidence]
-        out.append("| " + " | ".join(cells) + " |")
-    hidden = count - min(len(failed), max_rows)
-    if hidden > 0:
-        where = md_link("the full job summary", more_url) if more_url else "the job summary"
-        out += ["", f"_…and {hidden} more failing item(s): see {where}._"]
-    return out
-
-
 def _tail(f: AgentFailure) -> list[str]:
     what = f"{md_html(f.item_id)}: {md_html(KIND_LABEL.get(f.kind, f.kind))}"
     if f.kind != "no_trace":
@@ -212,6 +171,8 @@ def agent_failures(report: Report, *, tails: int) -> list[str]:
         out += [f"- {hint(h)}" for h in report.hints]
     elif shown:  # a run error shows its hints in its own block, once; a tail opens with a gap
         out.pop()
+    else:
+        return []  # nothing to add to the error block and the items (a bare heading)
     for f in shown:
         out += ["", *_tail(f)]
     return out

@@ -7,7 +7,7 @@ import copy
 from collections.abc import Callable
 
 from neens_action.api.answers import Gate, Run
-from neens_action.api.comparison import Comparison
+from neens_action.api.comparison import Comparison, Metrics
 from neens_action.api.suites import Suite
 from neens_action.ci.main import EMPTY_KEY
 from neens_action.outcome import Invocation, Outcome, ShardInfo
@@ -200,6 +200,79 @@ def many_failures() -> Outcome:
     return regressions(25)
 
 
+LONG_PROMPT = ("Hello, I ordered a pair of trail running shoes (order 5512) three weeks ago and "
+               "they arrived with a torn sole; the courier also left them in the rain, the box "
+               "was soaked, and the invoice at https://shop.example/orders/5512/invoice?token="
+               "a1b2c3d4e5f6a7b8c9d0 says I paid $129.99 including shipping. ") * 3
+LONG_ANSWER = ("Thank you for reaching out, and I am sorry to hear about the trouble with your "
+               "order. I have looked at the order history, the courier's delivery notes and the "
+               "photos you attached. Our returns policy covers damaged goods for 30 days after "
+               "delivery, so you are well inside that window. I have started the return and a "
+               "prepaid label is on its way to your inbox. Once the courier scans the parcel we "
+               "will refund $12.99 to the original payment method within five working days. "
+               "Reference: RMA-0000000000000000000000000000000000000042.")
+
+
+def long_inputs() -> Outcome:
+    """Long prompts and answers: the amount the judge checked sits deep in the answer."""
+    rows = [_row(i, False, LONG_ANSWER) for i in range(3)]
+    for r in rows:
+        r["input"], r["expectedOutput"] = LONG_PROMPT, "$129.99"
+        r["reason"] = "correctness: refunded '$12.99' where '$129.99' was due"
+        r["scores"]["refund_amount_matches_the_invoice_total_exactly"] = 0.1
+    rows[2]["datasetVersionItemId"] = "it_refunds_damaged_goods_" + "0123456789" * 5
+    regs = [{"itemId": "it_1", "before": "pass", "after": "fail"}]
+    return _outcome(_run(rows, status="completed_with_regressions"),
+                    _gate(False, 0.0, 1, ["regressions 1 > max_regressions 0"]),
+                    invocations=_invs(3), comparison={"regressions": regs, "newPasses": [],
+                                                      "baseline": BASE})
+
+
+def same_way() -> Outcome:
+    """30 regressions failing one judge the same way, 3 agent time-outs, 2 failing as before."""
+    rows = [_row(i, False, f"Sorry, I cannot refund order {i}.") for i in range(35)]
+    for i in range(30, 33):
+        rows[i].update(passed=None, score=None, scores={}, reason="", output=None,
+                       error="no trace captured", captured=False)
+    regs = [{"itemId": f"it_{i + 1}", "before": "pass", "after": "fail"} for i in range(30)]
+    invs = _invs(35)
+    for inv in invs[30:33]:
+        inv.returncode, inv.timed_out, inv.error = None, True, "timed out after 60s"
+    return _outcome(_run(rows, status="completed_with_regressions"),
+                    _gate(False, 0.0, 30, ["regressions 30 > max_regressions 0"]),
+                    invocations=invs, comparison={"regressions": regs, "newPasses": [],
+                                                  "baseline": BASE})
+
+
+JUDGES = ("correctness", "tone", "policy_compliance", "toxicity_safety")
+
+
+def judge_deltas() -> Outcome:
+    """Four judges, each moved against the baseline run's own per-judge rollup."""
+    rows = []
+    for i in range(8):
+        scores = {"correctness": 1.0 if i % 2 else 0.2, "tone": 0.9,
+                  "policy_compliance": 0.4 if i < 3 else 0.95, "toxicity_safety": 1.0}
+        score = sum(scores.values()) / len(scores)
+        rows.append({**_row(i, score >= 0.7, f"Refunded {EXPECTED[i % 4]}."),
+                     "scores": scores, "score": score, "passed": score >= 0.7,
+                     "reason": "" if score >= 0.7 else "policy_compliance: no manager sign-off"})
+    failed = [r["datasetVersionItemId"] for r in rows if not r["passed"]]
+    regs = [{"itemId": i, "before": "pass", "after": "fail"} for i in failed[:2]]
+    passes = [{"itemId": r["datasetVersionItemId"]} for r in rows[5:7]]
+    rate = sum(1 for r in rows if r["passed"]) / len(rows)
+    o = _outcome(_run(rows, status="completed_with_regressions"),
+                 _gate(False, rate, len(regs), [f"regressions {len(regs)} > max_regressions 0"]),
+                 invocations=_invs(8), comparison={"regressions": regs, "newPasses": passes,
+                                                   "baseline": BASE})
+    o.baseline_metrics = Metrics.decode({"runId": "ppr_100", "metrics": [
+        {"metricKey": "correctness", "avgScore": 0.8, "passRate": 0.75, "scored": 8},
+        {"metricKey": "tone", "avgScore": 0.9, "passRate": 1.0, "scored": 8},
+        {"metricKey": "policy_compliance", "avgScore": 0.62, "passRate": 0.5, "scored": 8},
+        {"metricKey": "toxicity_safety", "avgScore": 1.0, "passRate": 1.0, "scored": 8}]})
+    return o
+
+
 GITHUB_ENV = {"GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://github.com",
               "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "9"}
 UI_URL = "https://app.example/runs/{run_id}?item={item_id}"
@@ -292,6 +365,9 @@ CASES: dict[str, Callable[[], Report]] = {
     "policy_warn": _eval(lambda: policy("warn")),
     "hostile": _eval(hostile),
     "many_failures": _eval(many_failures),
+    "long_inputs": _eval(long_inputs),
+    "same_way": _eval(same_way),
+    "judge_deltas": _eval(judge_deltas),
     "stress": stress,
     "sweep": lambda: sweep("winner"),
     "sweep_no_winner": lambda: sweep("no_winner"),

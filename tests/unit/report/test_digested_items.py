@@ -44,7 +44,7 @@ def test_text_counts_every_item_of_a_digested_run():
 def test_markdown_counts_every_item_of_a_digested_run():
     digested = build_eval_report(outcome(300, 0, digested=True))
     body = markdown.render_summary(digested)
-    assert "#### Failing items (300 of 300)" in body
+    assert "<summary>Failing items (300 of 300)</summary>" in body  # 20 rows: folded
     assert "_…and 280 more failing item(s)" in body
 
 

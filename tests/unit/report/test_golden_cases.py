@@ -101,7 +101,11 @@ def test_comment_of_25_failures_stays_short() -> None:
     assert report.not_passing_count == 25
     comment = markdown.render_comment(report, marker=MARK, details_url=JOB)
     assert visible_lines(comment) < 70
-    assert f"…and 15 more failing item(s): see [the full job summary]({JOB})" in comment
+    # 25 regressions failing one judge the same way: one group row, two example rows
+    assert comment.count("| 25 | 🔻 regressed | ✗\u00a0correctness | [it\\_1](") == 1
+    assert f"…and 23 more failing item(s): see [the full job summary]({JOB})" in comment
     summary = markdown.render_summary(CASES["many_failures"]())
-    assert summary.count("| [it\\_") == 25  # the job summary is complete (items linked)
+    rows = [line for line in summary.splitlines() if line.startswith("| [it\\_")]
+    assert len(rows) == 25  # the job summary is complete (items linked)
+    assert "<summary>Failing items (25 of 25)</summary>" in summary  # ...and folded
     assert comment != summary

@@ -54,8 +54,11 @@ def test_summary_shows_gate_facts_items_and_link() -> None:
     assert "| **Regressions** | 1 |" in text
     assert "| **Baseline** | run ppr\\_100 — branch:main |" in text
     assert "#### Failing items (2 of 3)" in text
-    assert "| it\\_2 | fail | 0.25/1 | — | Refund for order 7 (\\$\u200b7.50)? |" in text
-    assert "| it\\_3 | unscored | — | — | Cancel my subscription | — | no trace captured |" in text
+    assert ("| it\\_2<br>fail<br>0.25/1<br><details><summary>input</summary>Refund for order 7 "
+            "(\\$\u200b7.50)?</details> | — | — | correctness: expected '\\$\u200b7.50' in the "
+            "output |") in text
+    assert ("| it\\_3<br>unscored<br><details><summary>input</summary>Cancel my subscription"
+            "</details> | — | — | no trace captured |") in text
     assert "- regressions 1 (max 0)" in text  # the server's reason in the report's units
     assert "#### Policy rules" in text
 
@@ -80,7 +83,7 @@ def test_hostile_text_is_inert() -> None:
     for line in text.splitlines():
         if line.startswith("| it"):
             cells = re.split(r"(?<!\\)\|", line)
-            assert len(cells) == 2 + 8, line  # Item Suite State Score Judges Input Exp. Answer
+            assert len(cells) == 2 + 4, line  # Item (state, score, suite, input) Judges Exp. Answer
     # the item text never spans lines, so '::' commands cannot start a line
     assert not any(line.startswith("::") for line in text.splitlines())
 
