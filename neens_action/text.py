@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 
 ZWSP = "\u200b"  # zero-width space: breaks @mentions without changing what a reader sees
+# A word joiner breaks a price's "$" from its digits (GitLab reads "$123" as a snippet) just as
+# well, and keeps a line from wrapping between them ("$" at one line's end, "19.99" on the next).
+WJ = "\u2060"
 ELLIPSIS = "…"
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can
@@ -156,10 +159,14 @@ def _spaced(part: str) -> str:
 
 def no_references(escaped: str) -> str:
     """Already-escaped Markdown with every mention and cross-reference broken by a zero-width
-    space (what a reader sees is unchanged)."""
+    space, or a word joiner after a "$" (what a reader sees is unchanged)."""
     escaped = _GITHUB_URL.sub(_break_github_url, escaped)
     escaped = _GH_DASH_REF.sub(lambda m: m.group(1) + ZWSP, escaped)
-    return _SIGIL_REF.sub(lambda m: m.group(0) + ZWSP, escaped)
+    return _SIGIL_REF.sub(_break_sigil, escaped)
+
+
+def _break_sigil(m: re.Match[str]) -> str:
+    return m.group(0) + (WJ if m.group(0) == "\\$" else ZWSP)
 
 
 def _break_github_url(m: re.Match[str]) -> str:

@@ -135,8 +135,8 @@ def test_github_action_pass_then_fail_updates_one_comment(sandbox: Sandbox, gh: 
     # the evidence of a regressed item: the agent's actual answer and the expected output
     row = next(line for line in body.splitlines() if line.startswith("| it\\_2<br>"))
     # ($20 is a GitLab snippet reference: broken with a zero-width space)
-    assert "Your refund of \\$\u200b20.99 for order 7 has been approved." in row
-    assert "| \\$\u200b19.99 |" in row and "✗\u00a0correctness" in row
+    assert "Your refund of \\$\u206020.99 for order 7 has been approved." in row
+    assert "| \\$\u206019.99 |" in row and "✗\u00a0correctness" in row
     # run 1: its "running" comment edited into the verdict; run 2: running, then the verdict
     assert len(gh.calls("PATCH")) == 3 and len(gh.calls("POST")) == 1
     summary = (tmp_path / "summary.md").read_text()

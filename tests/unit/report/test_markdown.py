@@ -55,7 +55,7 @@ def test_summary_shows_gate_facts_items_and_link() -> None:
     assert "| **Baseline** | run ppr\\_100 — branch:main |" in text
     assert "#### Failing items (2 of 3)" in text
     assert ("| it\\_2<br>fail<br>0.25/1<br><details><summary>input</summary>Refund for order 7 "
-            "(\\$\u200b7.50)?</details> | — | — | correctness: expected '\\$\u200b7.50' in the "
+            "(\\$\u20607.50)?</details> | — | — | correctness: expected '\\$\u20607.50' in the "
             "output |") in text
     assert ("| it\\_3<br>unscored<br><details><summary>input</summary>Cancel my subscription"
             "</details> | — | — | no trace captured |") in text
