@@ -324,6 +324,25 @@ def record_session(ctx: Context, run_id: str, item_id: str, session: dict[str, A
             " i ON i.run_id = r.id WHERE r.id = ? AND i.item_id = ?", (run_id, item_id))
         if item is None or (item["status"] in TERMINAL and not allow_terminal):
             return False
+    values = scored_values(ctx, item, session)
+    with ctx.db.lock:  # one statement: its own transaction, the run's status checked in it
+        cur = ctx.db.con.execute(
+            SCORE_SQL + " AND " + _NOT_TERMINAL,
+            (*values, run_id, item_id, int(allow_terminal), run_id))
+        return cur.rowcount == 1
+
+
+SCORE_SQL = ("UPDATE run_items SET session = ?, scores = ?, passed = ?, score = ?, reason = ?,"
+             " error = ?, scored_at = ? WHERE run_id = ? AND item_id = ?")
+
+
+def needs_network(ctx: Context, item: Any) -> bool:
+    """Whether scoring this item calls out (an LLM judge): never under the database lock."""
+    return any(j.get("kind") == "llm" for j in load_judges(ctx.db, loads(item["judges"], [])))
+
+
+def scored_values(ctx: Context, item: Any, session: dict[str, Any]) -> tuple[Any, ...]:
+    """The item's judges run on ``session``: the first seven values of :data:`SCORE_SQL`."""
     judges = load_judges(ctx.db, loads(item["judges"], []))
     result = score_session(judges, session, item_input=item["input"],
                            expected=item["expected_output"], llm=load_llm(ctx.db))
@@ -332,15 +351,8 @@ def record_session(ctx: Context, run_id: str, item_id: str, session: dict[str, A
     if isinstance(stored.get("output"), str) and len(stored["output"]) > cap:
         stored["output"] = stored["output"][:cap]
     passed = result["passed"]
-    with ctx.db.lock:  # one statement: its own transaction, the run's status checked in it
-        cur = ctx.db.con.execute(
-            "UPDATE run_items SET session = ?, scores = ?, passed = ?, score = ?, reason = ?,"
-            " error = ?, scored_at = ? WHERE run_id = ? AND item_id = ? AND " + _NOT_TERMINAL,
-            (dumps(stored), dumps(result["scores"]), None if passed is None else int(passed),
-             result["score"], result["reason"], result["error"], ctx.now(), run_id, item_id,
-             int(allow_terminal), run_id),
-        )
-        return cur.rowcount == 1
+    return (dumps(stored), dumps(result["scores"]), None if passed is None else int(passed),
+            result["score"], result["reason"], result["error"], ctx.now())
 
 
 def record_error(ctx: Context, run_id: str, item_id: str, error: str,

@@ -99,6 +99,7 @@ def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[i
     # (run_id, item_id) -> (its row, score it now, its spans when nothing of it was stored)
     accepted: dict[tuple[str, str], tuple[Any, bool, list[dict[str, Any]] | None]] = {}
     status: dict[str, str] = {}
+    touched: set[str] = set()
     now = ctx.now()
     with ctx.db.tx() as con:
         for run_id, keys in legacy.items():
@@ -144,8 +145,15 @@ def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[i
             else:
                 spans_table.store_spans(con, run_id, item_id, group, now)
                 score = score or any(not s["parentSpanId"] for s in group)
+                if score and not item["stored"] and not runs_api.needs_network(ctx, item):
+                    # the common case, scored in this transaction (one commit per request):
+                    # the item's first spans, deterministic judges, the run checked above
+                    values = runs_api.scored_values(
+                        ctx, item, spans_table.first_session(ctx, group))
+                    con.execute(runs_api.SCORE_SQL, (*values, run_id, item_id))
+                    touched.add(run_id)
+                    continue
                 accepted[(run_id, item_id)] = (item, score, None if item["stored"] else group)
-    touched = set()
     for (run_id, item_id), (item, score, first) in accepted.items():
         if not score:
             continue
