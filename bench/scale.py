@@ -103,6 +103,12 @@ def start_to_terminal(sb: Sandbox, run_id: str) -> dict[str, float]:
             "final_kb": len(final.content) / 1024}
 
 
+def _scored(sb: Sandbox, run_id: str) -> int:
+    """How many of the run's items are scored (its items read once, after the clock)."""
+    run = requests.get(f"{sb.url}/preprod-evals/{run_id}", headers=HEADERS, timeout=300).json()
+    return sum(1 for i in run.get("items", []) if i.get("passed") is not None)
+
+
 class Scale:
     def __init__(self, args: argparse.Namespace, work: Path) -> None:
         self.args = args
@@ -115,6 +121,7 @@ class Scale:
                              "bench/README.md, or pass --skip-vendor)")
         self.failures: list[str] = []
         self.labels = 0
+        self.targets: list[tuple[str, float, float]] = []  # (target, measured ratio, limit)
 
     def start(self) -> None:
         sizes = self.args.start_sizes
@@ -144,6 +151,9 @@ class Scale:
             for case, times in growth.items():
                 print(f"  {case}: {sizes[-1]} items take {times[-1] / times[0]:.1f}x the time "
                       f"of {sizes[0]} ({sizes[-1] / sizes[0]:.0f}x the items)")
+            self.targets.append((f"/start -> terminal, {sizes[-1]} vs {sizes[0]} items "
+                                 "(captured)", growth["captured"][-1] / growth["captured"][0],
+                                 1.2 * sizes[-1] / sizes[0]))
 
     def ingest(self) -> None:
         n = self.args.ingest_traces
@@ -165,18 +175,17 @@ class Scale:
                 ours = _post_all(f"{sb.url}/v1/traces", bodies)
                 ratios.append(ours / floor)
                 rows.append([str(r + 1), f"{floor:.2f}s", f"{ours:.2f}s",
-                             f"{5 * n / ours:.0f}", f"{ours / floor:.2f}x"])
-            run = requests.get(f"{sb.url}/preprod-evals/{run_id}", headers=HEADERS,
-                               timeout=300).json()
-            captured = sum(1 for i in run.get("items", []) if i.get("captured"))
+                             f"{5 * n / ours:.0f}", f"{ours / floor:.2f}x",
+                             f"{_scored(sb, run_id)}/{n}"])
         finally:
             null.kill()
             null.wait()
             sb.stop()
         print(f"\nsandbox OTLP/JSON ingest vs the null-server floor ({n} 5-span traces, "
-              f"8 threads; {captured}/{n} captured in the last round)")
-        print(table(["round", "floor", "sandbox", "spans/s", "sandbox/floor"], rows))
+              "8 threads; scored = items scored once the last post was answered)")
+        print(table(["round", "floor", "sandbox", "spans/s", "sandbox/floor", "scored"], rows))
         print(f"  median ratio {statistics.median(ratios):.2f}x")
+        self.targets.append(("ingest vs the null-server floor", statistics.median(ratios), 1.3))
 
     def seed(self) -> None:
         n = self.args.seed_items
@@ -238,6 +247,17 @@ class Scale:
         if times["vendor"]:
             pairs = [o / v for o, v in zip(times["ours"], times["vendor"], strict=True)]
             print(f"  ours/vendor: median of pairs {statistics.median(pairs):.2f}x")
+            self.targets.append(("time to the first agent vs the vendor",
+                                 statistics.median(pairs), 1.0))
+
+    def summary(self) -> None:
+        """Every ratio measured in this run against its target, in one table."""
+        if not self.targets:
+            return
+        rows = [[name, f"{got:.2f}x", f"<= {limit:.2f}x", "yes" if got <= limit else "no"]
+                for name, got, limit in self.targets]
+        print("\ntargets (ratios measured in this run; medians of pairs)")
+        print(table(["target", "measured", "target", "met?"], rows))
 
     def whole(self) -> None:
         cells = [(int(n), int(c)) for n, c in (x.split("x") for x in self.args.whole)]
@@ -254,6 +274,9 @@ class Scale:
                     if self.vendor:
                         vendor.append(self._cli("vendor", sb, f"ds_{n}", c, ["cat"]))
                 pair = ([o / v for o, v in zip(ours, vendor, strict=True)] if vendor else [])
+                if pair:
+                    self.targets.append((f"whole command vs the vendor, {n} items c={c}",
+                                         statistics.median(pair), 0.9))
                 rows.append([str(n), str(c), f"{statistics.median(ours):.2f}s",
                              f"{statistics.median(vendor):.2f}s" if vendor else "skipped",
                              f"{statistics.median(pair):.2f}x" if pair else "n/a"])
@@ -296,6 +319,7 @@ def main(argv: list[str]) -> int:
         scale = Scale(args, Path(tmp))
         for section in args.only:
             getattr(scale, section)()
+        scale.summary()
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
     if scale.failures:
         print("\nbench: unexpected exit codes:\n" + "\n".join(scale.failures), file=sys.stderr)

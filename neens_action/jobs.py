@@ -61,19 +61,40 @@ def _sweep_blank(command: str) -> Callable[[str], SweepOutcome]:
     return lambda error: SweepOutcome(command=command, error=error)
 
 
+def _eval_report(outcome: Outcome) -> Report:
+    from neens_action.report.build.eval import build_eval_report
+
+    return build_eval_report(outcome)
+
+
+def _eval_decide(outcome: Outcome) -> Verdict:
+    from neens_action.verdict import decide
+
+    return decide(outcome)
+
+
+def _eval_json(outcome: Outcome, report: Report) -> dict[str, Any]:
+    from neens_action.report.render.json import eval_document
+
+    return eval_document(outcome, report)
+
+
+def _eval_text(report: Report) -> str:
+    from neens_action.report.render.text import render
+
+    return render(report)
+
+
+# The report, verdict and rendering modules are imported when the run has ended, not before
+# its first agent starts (the wrappers above).
 def _eval_job(name: str, settings: type[EvalRunSettings], flow: Callable[..., Outcome], *,
               build: Callable[[Outcome], Report] | None = None,
               decide_with: Callable[[Outcome], Verdict] | None = None,
               to_json: Callable[[Outcome, Report], dict[str, Any]] | None = None,
               reports_ci_result: bool = True) -> Job[Outcome]:
-    from neens_action.report.build.eval import build_eval_report
-    from neens_action.report.render.json import eval_document
-    from neens_action.report.render.text import render as render_eval_text
-    from neens_action.verdict import decide
-
-    return Job(name=name, settings=settings, flow=flow, build=build or build_eval_report,
-               decide=decide_with or decide, to_json=to_json or eval_document,
-               render_text=render_eval_text, blank=_eval_blank(name),
+    return Job(name=name, settings=settings, flow=flow, build=build or _eval_report,
+               decide=decide_with or _eval_decide, to_json=to_json or _eval_json,
+               render_text=_eval_text, blank=_eval_blank(name),
                reports_ci_result=reports_ci_result, takes_policy=True)
 
 

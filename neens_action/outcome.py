@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from neens_action.api.answers import Gate, Run
 from neens_action.api.comparison import Comparison, Metrics
-from neens_action.api.suites import Suite
-from neens_action.api.sweep_comparison import SweepComparison
-from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.items import ItemDigest
-from neens_action.noise.evidence import NoiseEvidence
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: not imported before an eval run's first agent
+    from neens_action.api.suites import Suite
+    from neens_action.api.sweep_comparison import SweepComparison
+    from neens_action.api.sweeps import Estimate, Sweep
+    from neens_action.noise.evidence import NoiseEvidence
     from neens_action.policy.result import PolicyEval
 
 JsonDict = dict[str, Any]

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from neens_action.agents.driver import choose_launch
 from neens_action.errors import EXIT_INTERRUPTED, Interrupted, NeensError
 from neens_action.outcome import Outcome, SweepOutcome
-from neens_action.policy import GatePolicy, apply_policy
 from neens_action.report.model import Report
 from neens_action.settings.connection import Connection, make_client
 from neens_action.world import World
@@ -29,6 +28,7 @@ from neens_action.world import World
 if TYPE_CHECKING:
     from neens_action.api.client import NeensClient
     from neens_action.jobs import Job
+    from neens_action.policy import GatePolicy
 
 AnyOutcome = Outcome | SweepOutcome
 
@@ -142,6 +142,8 @@ def conclude(
     interrupts it (exit 130), a later one only waits for the summary to be written.
     """
     if isinstance(outcome, Outcome) and job.takes_policy:
+        from neens_action.policy import apply_policy  # after the run, not before its agents
+
         apply_policy(policy, outcome)
     outcome.exit_code, outcome.build_verdict = job.decide(outcome)
     if (report_ci and job.reports_ci_result and client is not None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,8 +61,12 @@ def register_schema(owner: str, statements: list[str]) -> None:
 register_schema("core", CORE_SCHEMA)
 
 
+# json.dumps with options builds a new encoder on every call; the columns use this one
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return _ENCODE(value)
 
 
 def loads(text: str | None, default: Any = None) -> Any:
@@ -82,6 +86,7 @@ class Database:
         )
         self.con.row_factory = sqlite3.Row
         self._depth = 0
+        self._memo: dict[str, Any] = {}
 
     @classmethod
     def open(cls, path: str | Path) -> Database:
@@ -131,6 +136,20 @@ class Database:
     def one(self, sql: str, args: tuple | list = ()) -> sqlite3.Row | None:
         with self.lock:
             return self.con.execute(sql, args).fetchone()
+
+    def memo(self, key: str, load: Callable[[], Any]) -> Any:
+        """``load()``, kept until :meth:`forget`. For the seeded configuration (pricing,
+        judges, the LLM setting), which only ``seed.apply_seed`` writes (and then calls
+        :meth:`forget`); the OTLP receiver would read it on every request otherwise."""
+        with self.lock:
+            if key not in self._memo:
+                self._memo[key] = load()
+            return self._memo[key]
+
+    def forget(self) -> None:
+        """Drop what :meth:`memo` keeps (call after writing the seeded configuration)."""
+        with self.lock:
+            self._memo.clear()
 
     def close(self) -> None:
         with self.lock:

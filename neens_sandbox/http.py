@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from neens_sandbox.context import Context
 
 
+# json.dumps with options builds a new encoder on every call
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
 class ApiError(Exception):
     """A client-visible error: ``status`` and a one-sentence ``detail``."""
 
@@ -68,7 +72,7 @@ class Response:
             return self.body
         if self.body is None and self.status == 204:
             return b""
-        return json.dumps(self.body, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return _ENCODE(self.body).encode("utf-8")
 
 
 Handler = Callable[[Request], Any]

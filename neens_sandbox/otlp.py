@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 class OtlpError(ValueError):
@@ -74,16 +78,25 @@ def decode_protobuf(body: bytes) -> list[dict[str, Any]]:
 
 
 # -- JSON (OTLP/JSON: lowerCamelCase keys, hex ids; snake_case tolerated) ------------------
+_SNAKE: dict[str, str] = {}  # lowerCamelCase key -> its snake_case spelling
+
+
 def get_key(obj: dict[str, Any], camel: str, default: Any = None) -> Any:
     if camel in obj:
         return obj[camel]
-    snake = "".join("_" + c.lower() if c.isupper() else c for c in camel)
+    snake = _SNAKE.get(camel)
+    if snake is None:
+        snake = _SNAKE[camel] = "".join("_" + c.lower() if c.isupper() else c for c in camel)
     return obj.get(snake, default)
 
 
 def json_value(value: Any) -> Any:
     if not isinstance(value, dict):
         raise OtlpError("an attribute value must be an AnyValue object")
+    if len(value) == 1 and "stringValue" in value:  # the common case, the same answer
+        got = value["stringValue"]
+        if got is not None:
+            return got
     for key in ("stringValue", "boolValue", "doubleValue"):
         got = get_key(value, key)
         if got is not None:
@@ -126,9 +139,8 @@ def json_id(value: Any, size: int, what: str, required: bool) -> str:
         return ""
     if not isinstance(value, str):
         raise OtlpError(f"{what} must be a hex string")
-    text = value.lower()
-    if len(text) == size * 2 and all(c in "0123456789abcdef" for c in text):
-        return text
+    if len(value) == size * 2 and _HEX.fullmatch(value):
+        return value.lower()
     try:  # protobuf's canonical JSON mapping uses base64 for bytes
         raw = base64.b64decode(value, validate=True)
     except (ValueError, TypeError):

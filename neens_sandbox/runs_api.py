@@ -42,7 +42,7 @@ from neens_sandbox.create import create_run
 from neens_sandbox.db import dumps, loads
 from neens_sandbox.http import ApiError
 from neens_sandbox.run_records import decode_run, decoded_items
-from neens_sandbox.scoring import load_judges, score_session
+from neens_sandbox.scoring import load_judges, load_llm, score_session
 from neens_sandbox.seed import create_dataset_version
 
 __all__ = [
@@ -309,35 +309,50 @@ def finish_run(ctx: Context, run_id: str) -> None:
     ctx.log(f"run {run_id} finished: {status} (gate {'passed' if gate['passed'] else 'failed'})")
 
 
+_NOT_TERMINAL = ("(? OR (SELECT status FROM runs WHERE id = ?) NOT IN ("
+                 + ",".join(f"'{status}'" for status in TERMINAL) + "))")
+
+
 def record_session(ctx: Context, run_id: str, item_id: str, session: dict[str, Any],
-                   *, allow_terminal: bool = False) -> bool:
-    """Score ``session`` for one item and store it. False when the run/item cannot take it."""
-    row = ctx.db.one(
-        "SELECT r.status, i.judges, i.input, i.expected_output FROM runs r JOIN run_items i"
-        " ON i.run_id = r.id WHERE r.id = ? AND i.item_id = ?", (run_id, item_id))
-    if row is None or (row["status"] in TERMINAL and not allow_terminal):
-        return False
-    llm_row = ctx.db.one("SELECT value FROM settings WHERE key = 'llm'")
-    judges = load_judges(ctx.db, loads(row["judges"], []))
-    result = score_session(judges, session, item_input=row["input"],
-                           expected=row["expected_output"],
-                           llm=loads(llm_row["value"]) if llm_row else None)
+                   *, allow_terminal: bool = False, item: Any = None) -> bool:
+    """Score ``session`` for one item and store it. False when the run/item cannot take it.
+    ``item``: the item's ``judges``, ``input`` and ``expected_output`` columns when the
+    caller has them (the OTLP receiver reads them with the run)."""
+    if item is None:
+        item = ctx.db.one(
+            "SELECT r.status, i.judges, i.input, i.expected_output FROM runs r JOIN run_items"
+            " i ON i.run_id = r.id WHERE r.id = ? AND i.item_id = ?", (run_id, item_id))
+        if item is None or (item["status"] in TERMINAL and not allow_terminal):
+            return False
+    values = scored_values(ctx, item, session)
+    with ctx.db.lock:  # one statement: its own transaction, the run's status checked in it
+        cur = ctx.db.con.execute(
+            SCORE_SQL + " AND " + _NOT_TERMINAL,
+            (*values, run_id, item_id, int(allow_terminal), run_id))
+        return cur.rowcount == 1
+
+
+SCORE_SQL = ("UPDATE run_items SET session = ?, scores = ?, passed = ?, score = ?, reason = ?,"
+             " error = ?, scored_at = ? WHERE run_id = ? AND item_id = ?")
+
+
+def needs_network(ctx: Context, item: Any) -> bool:
+    """Whether scoring this item calls out (an LLM judge): never under the database lock."""
+    return any(j.get("kind") == "llm" for j in load_judges(ctx.db, loads(item["judges"], [])))
+
+
+def scored_values(ctx: Context, item: Any, session: dict[str, Any]) -> tuple[Any, ...]:
+    """The item's judges run on ``session``: the first seven values of :data:`SCORE_SQL`."""
+    judges = load_judges(ctx.db, loads(item["judges"], []))
+    result = score_session(judges, session, item_input=item["input"],
+                           expected=item["expected_output"], llm=load_llm(ctx.db))
     cap = ctx.options.output_cap
     stored = dict(session)
     if isinstance(stored.get("output"), str) and len(stored["output"]) > cap:
         stored["output"] = stored["output"][:cap]
-    with ctx.db.tx() as con:
-        status = con.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if status["status"] in TERMINAL and not allow_terminal:
-            return False
-        passed = result["passed"]
-        con.execute(
-            "UPDATE run_items SET session = ?, scores = ?, passed = ?, score = ?, reason = ?,"
-            " error = ?, scored_at = ? WHERE run_id = ? AND item_id = ?",
-            (dumps(stored), dumps(result["scores"]), None if passed is None else int(passed),
-             result["score"], result["reason"], result["error"], ctx.now(), run_id, item_id),
-        )
-    return True
+    passed = result["passed"]
+    return (dumps(stored), dumps(result["scores"]), None if passed is None else int(passed),
+            result["score"], result["reason"], result["error"], ctx.now())
 
 
 def record_error(ctx: Context, run_id: str, item_id: str, error: str,

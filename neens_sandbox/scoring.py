@@ -20,8 +20,17 @@ PASS_MARK = 0.7
 
 
 def load_pricing(db: Database) -> dict[str, dict[str, float]]:
-    return {r["model"]: {"input": r["input"], "output": r["output"]}
-            for r in db.all("SELECT * FROM pricing")}
+    """The seeded rates, model -> {input, output} (kept by ``Database.memo``: read only)."""
+    return db.memo("pricing", lambda: {r["model"]: {"input": r["input"], "output": r["output"]}
+                                       for r in db.all("SELECT * FROM pricing")})
+
+
+def load_llm(db: Database) -> dict[str, Any] | None:
+    """The seeded LLM connection for the LLM judges, or None."""
+    def read() -> dict[str, Any] | None:
+        row = db.one("SELECT value FROM settings WHERE key = 'llm'")
+        return loads(row["value"]) if row else None
+    return db.memo("llm", read)
 
 
 def price(pricing: dict[str, dict[str, float]], model: str | None, input_tokens: Any,
@@ -59,7 +68,8 @@ def session_from_reply(output: str, model: str | None, usage: dict[str, Any] | N
 
 
 def load_judges(db: Database, ids: list[str]) -> list[dict[str, Any]]:
-    rows = {r["id"]: loads(r["body"]) for r in db.all("SELECT * FROM judges")}
+    rows = db.memo("judges", lambda: {r["id"]: loads(r["body"])
+                                      for r in db.all("SELECT * FROM judges")})
     return [rows[j] for j in ids if j in rows]
 
 

@@ -315,6 +315,7 @@ def apply_seed(db: Database, seed: Seed) -> None:
                 (prod["input"], None if passed is None else int(passed),
                  score if isinstance(score, (int, float)) else None, prod["age_s"], dumps(prod)),
             )
+    db.forget()  # the pricing, judges and LLM setting kept by Database.memo
 
 
 def _insert_version(con: Any, vid: str, dsid: str | None, label: str, golden: bool,

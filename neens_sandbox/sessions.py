@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from neens_sandbox.calls import uncounted
+from neens_sandbox.calls import Facts, uncounted
 from neens_sandbox.scoring import price
 from neens_sandbox.trace_reading import (
     answer_of,
@@ -19,19 +19,17 @@ from neens_sandbox.trace_reading import (
     fallback_of,
     final_answer_of,
     model_of,
-    span_kind,
-    usage_of,
 )
 
 Span = dict[str, Any]
 
 
-def _with_usage_below(spans: list[Span]) -> set[str]:
+def _with_usage_below(spans: list[Span], facts: Facts) -> set[str]:
     """Ids of spans that have a descendant carrying token usage (their usage is an aggregate)."""
     parent = {s["spanId"]: s["parentSpanId"] for s in spans}
     marked: set[str] = set()
     for span in spans:
-        if usage_of(span["attributes"]) == (None, None):
+        if facts.usage(span) == (None, None):
             continue
         seen: set[str] = set()
         up = parent.get(span["spanId"], "")
@@ -82,8 +80,9 @@ def session_from_spans(spans: list[Span], pricing: dict[str, dict[str, float]],
     starts = [s["startNs"] for s in spans if s["startNs"]]
     ends = [s["endNs"] for s in spans if s["endNs"]]
     latency = (max(ends) - min(starts)) / 1e6 if starts and ends else None
-    skipped = uncounted(spans)
-    aggregates = _with_usage_below([s for s in spans if s["spanId"] not in skipped])
+    facts = Facts()
+    skipped = uncounted(spans, facts)
+    aggregates = _with_usage_below([s for s in spans if s["spanId"] not in skipped], facts)
     steps = 0
     in_tok = out_tok = 0
     any_usage = call_without_usage = unknown_model = False
@@ -93,13 +92,12 @@ def session_from_spans(spans: list[Span], pricing: dict[str, dict[str, float]],
     for span in ordered:
         if span["spanId"] in skipped:
             continue
-        attrs = span["attributes"]
-        kind = span_kind(attrs)
+        kind = facts.kind(span)
         if kind is not None:
             steps += 1
-        resp_model, req_model = model_of(attrs)
+        resp_model, req_model = model_of(span["attributes"])
         model = resp_model or req_model
-        i, o = usage_of(attrs)
+        i, o = facts.usage(span)
         if span["spanId"] in aggregates:
             continue
         if model is None and i is None and o is None:

@@ -40,23 +40,31 @@ register_schema("spans", [
 def store_spans(con: sqlite3.Connection, run_id: str, item_id: str,
                 spans: list[dict[str, Any]], now: float) -> None:
     """Insert (or replace, on a re-sent span) decoded OTLP spans of one item."""
+    resources: dict[int, str] = {}  # the spans of one resource share its dict: encoded once
+    rows = []
+    for s in spans:
+        resource = resources.get(id(s["resource"]))
+        if resource is None:
+            resource = resources[id(s["resource"])] = dumps(s["resource"])
+        rows.append((run_id, item_id, s["traceId"], s["spanId"], s["parentSpanId"], s["name"],
+                     s["startNs"], s["endNs"], dumps(s["attributes"]), resource, now,
+                     str(s.get("scope") or "")))
     con.executemany(
         "INSERT OR REPLACE INTO spans (run_id, item_id, trace_id, span_id, parent_span_id, name, "
         "start_ns, end_ns, attributes, resource, received_at, scope) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        [(run_id, item_id, s["traceId"], s["spanId"], s["parentSpanId"], s["name"],
-          s["startNs"], s["endNs"], dumps(s["attributes"]), dumps(s["resource"]), now,
-          str(s.get("scope") or "")) for s in spans],
-    )
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    with_events = [s for s in spans if s.get("events")]
+    if not with_events:
+        return
     # A re-sent span replaces its events too.
     con.executemany(
         "DELETE FROM events WHERE run_id = ? AND item_id = ? AND source = 'span' "
         "AND trace_id = ? AND span_id = ?",
-        [(run_id, item_id, s["traceId"], s["spanId"]) for s in spans if s.get("events")])
+        [(run_id, item_id, s["traceId"], s["spanId"]) for s in with_events])
     con.executemany(
         "INSERT INTO events VALUES (?,?,'span',?,?,?,?,'null',?,?)",
         [(run_id, item_id, s["traceId"], s["spanId"], e["timeNs"], e["name"],
-          dumps(e["attributes"]), now) for s in spans for e in s.get("events") or []],
+          dumps(e["attributes"]), now) for s in with_events for e in s["events"]],
     )
 
 
@@ -79,7 +87,8 @@ def traced_items(ctx: Context, run_id: str) -> set[str]:
 
 def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | None:
     """The session of one item from every stored span and event (None when none arrived)."""
-    rows = ctx.db.all("SELECT * FROM spans WHERE run_id = ? AND item_id = ?", (run_id, item_id))
+    rows = ctx.db.all("SELECT * FROM spans WHERE run_id = ? AND item_id = ? "
+                      "ORDER BY trace_id, span_id", (run_id, item_id))
     events = [{
         "spanId": r["span_id"], "timeNs": r["time_ns"], "name": r["name"],
         "body": loads(r["body"]), "attributes": loads(r["attributes"], {}),
@@ -94,3 +103,24 @@ def item_session(ctx: Context, run_id: str, item_id: str) -> dict[str, Any] | No
         "scope": r["scope"],
     } for r in rows]
     return session_from_spans(spans, load_pricing(ctx.db), events)
+
+
+def first_session(ctx: Context, spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """The session of an item whose only stored spans are ``spans``, just stored by
+    :func:`store_spans` (nothing of the item was stored before): what :func:`item_session` would
+    read back, from the decoded spans instead of the database. Same rows (a span sent twice
+    is the last copy), same order, same events (every copy's, by time, as inserted)."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in spans:
+        latest[(s["traceId"], s["spanId"])] = s
+    rows = [{
+        "traceId": s["traceId"], "spanId": s["spanId"], "parentSpanId": s["parentSpanId"],
+        "name": s["name"], "startNs": s["startNs"], "endNs": s["endNs"],
+        "attributes": s["attributes"], "resource": s["resource"],
+        "scope": str(s.get("scope") or ""),
+    } for _, s in sorted(latest.items(), key=lambda kv: kv[0])]
+    events = sorted(({"spanId": s["spanId"], "timeNs": e["timeNs"], "name": e["name"],
+                      "body": None, "attributes": e["attributes"]}
+                     for s in spans for e in s.get("events") or ()),
+                    key=lambda e: e["timeNs"])
+    return session_from_spans(rows, load_pricing(ctx.db), events)

@@ -96,7 +96,10 @@ def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[i
         if label is not None:
             labels.setdefault((run_id, item_id), set()).add(label)
     rejected, reasons = 0, []
-    accepted: dict[tuple[str, str], bool] = {}  # -> batch has a root span
+    # (run_id, item_id) -> (its row, score it now, its spans when nothing of it was stored)
+    accepted: dict[tuple[str, str], tuple[Any, bool, list[dict[str, Any]] | None]] = {}
+    status: dict[str, str] = {}
+    touched: set[str] = set()
     now = ctx.now()
     with ctx.db.tx() as con:
         for run_id, keys in legacy.items():
@@ -107,10 +110,17 @@ def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[i
                 con.execute("UPDATE runs SET legacy = ? WHERE id = ?",
                             (dumps({"seenAt": prev.get("seenAt", now), "attrs": attrs}), run_id))
         for (run_id, item_id), group in groups.items():
-            run = con.execute("SELECT status, runner_mode, version_label FROM runs WHERE id = ?",
-                              (run_id,)).fetchone()
-            item = con.execute("SELECT 1 FROM run_items WHERE run_id = ? AND item_id = ?",
-                               (run_id, item_id)).fetchone() if run else None
+            # the run, its item (None when it has none) and whether the item has anything
+            # stored yet, in one query
+            run = con.execute(
+                "SELECT r.status, r.runner_mode, r.version_label, i.item_id, i.scored_at,"
+                " i.judges, i.input, i.expected_output, i.item_id IS NOT NULL AND ("
+                "EXISTS (SELECT 1 FROM spans s WHERE s.run_id = r.id AND s.item_id = i.item_id)"
+                " OR EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.id AND"
+                " e.item_id = i.item_id)) AS stored FROM runs r LEFT JOIN run_items i"
+                " ON i.run_id = r.id AND i.item_id = ? WHERE r.id = ?",
+                (item_id, run_id)).fetchone()
+            item = run if run is not None and run["item_id"] is not None else None
             problem = None
             if run is None:
                 problem = f"unknown run {run_id}"
@@ -124,27 +134,39 @@ def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[i
                 rejected += len(group)
                 reasons.append(problem)
                 continue
+            status[run_id] = run["status"]
             if any(lbl != run["version_label"] for lbl in labels.get((run_id, item_id), ())):
                 con.execute("UPDATE runs SET label_mismatch = 1 WHERE id = ?", (run_id,))
+            # an item is scored once its root span is in, and re-scored by what comes later
+            score = item["scored_at"] is not None
             if logs:
                 spans_table.store_logs(con, run_id, item_id, group, now)
-                accepted[(run_id, item_id)] = False
+                accepted[(run_id, item_id)] = (item, score, None)
             else:
                 spans_table.store_spans(con, run_id, item_id, group, now)
-                accepted[(run_id, item_id)] = any(not s["parentSpanId"] for s in group)
-    touched = set()
-    for (run_id, item_id), has_root in accepted.items():
-        scored = ctx.db.one("SELECT scored_at FROM run_items WHERE run_id = ? AND item_id = ?",
-                            (run_id, item_id))
-        if has_root or (scored is not None and scored["scored_at"] is not None):
-            session = spans_table.item_session(ctx, run_id, item_id)
-            if session is not None:
-                runs_api.record_session(ctx, run_id, item_id, session)
-                touched.add(run_id)
+                score = score or any(not s["parentSpanId"] for s in group)
+                if score and not item["stored"] and not runs_api.needs_network(ctx, item):
+                    # the common case, scored in this transaction (one commit per request):
+                    # the item's first spans, deterministic judges, the run checked above
+                    values = runs_api.scored_values(
+                        ctx, item, spans_table.first_session(ctx, group))
+                    con.execute(runs_api.SCORE_SQL, (*values, run_id, item_id))
+                    touched.add(run_id)
+                    continue
+                accepted[(run_id, item_id)] = (item, score, None if item["stored"] else group)
+    for (run_id, item_id), (item, score, first) in accepted.items():
+        if not score:
+            continue
+        session = (spans_table.first_session(ctx, first) if first is not None
+                   else spans_table.item_session(ctx, run_id, item_id))
+        if session is not None and runs_api.record_session(ctx, run_id, item_id, session,
+                                                           item=item):
+            touched.add(run_id)
     for run_id in touched:
         if ctx.options.finish_on_ingest:
             runs_api.finish_if_captured(ctx, run_id)
-        runs_api.advance(ctx, run_id)
+        if status[run_id] != "awaiting_traces":  # a run not started has no timer to advance
+            runs_api.advance(ctx, run_id)
     return rejected, "; ".join(sorted(set(reasons)))[:500]
 
 
