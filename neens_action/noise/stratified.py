@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from neens_action.noise.bulk import bulk_law, worth_it
 from neens_action.noise.exact import fisher_less, hypergeom_pmf
 
 __all__ = ["Stratum", "convolve", "expected_sum", "lower_tail", "moments", "step_down",
@@ -162,17 +163,16 @@ def step_down(candidates: Sequence[Stratum], rest: Sequence[Stratum], alpha: flo
     mean, var, limit = moments([*candidates, *rest])
     if power is not None:
         limit = max(limit, math.ceil(mean + math.sqrt(var * power / (1 - power))))
-    dist = [1.0]
-    observed = 0
-    for item in rest:
-        if item.informative:
-            dist = convolve(dist, item, limit)
-            observed += _shifted(item)
     named = {c.key for c in ordered}
-    for item in candidates:
-        if item.informative and item.key not in named:
+    bulk = [i for i in rest if i.informative]
+    bulk += [c for c in candidates if c.informative and c.key not in named]
+    observed = sum(_shifted(i) for i in bulk)
+    if worth_it(bulk):  # thousands of items: one exact recurrence (neens_action/noise/bulk.py)
+        dist = bulk_law(bulk, limit)
+    else:
+        dist = [1.0]
+        for item in bulk:
             dist = convolve(dist, item, limit)
-            observed += _shifted(item)
     tails: list[float] = []
     for item in reversed(ordered):
         dist = convolve(dist, item, limit)
