@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import random
 import sys
 import time
 
 from bench.noise_sim import HARD, ITEMS, SOFT_POINTS, Cell, Tally, run_cell
-from neens_action.noise import NoiseSettings
+from neens_action.noise import ItemRecord, NoiseSettings, decide
 from neens_action.noise.exact import wilson
 
 TARGET = Cell(0.15, 0.5, 3, 5)
@@ -122,6 +123,21 @@ def targets(results: dict[Cell, dict[str, Tally]]) -> list[str]:
     return lines
 
 
+def decide_time(items: int, k: int = 3, n: int = 5, share: float = 0.15, p: float = 0.5,
+                seed: int = 1) -> tuple[float, float, str]:
+    """(CPU seconds, wall seconds, outcome) of one :func:`decide` over ``items`` items, K
+    repetitions, N history runs, ``share`` of them flaky at ``p`` (seeded), an A/A PR."""
+    rng = random.Random(f"{seed}:decide:{items}")
+    flaky = round(share * items)
+    records = [ItemRecord(f"item-{i:05d}",
+                          tuple(rng.random() < p for _ in range(n)) if i < flaky else (True,) * n,
+                          tuple(rng.random() < p for _ in range(k)) if i < flaky else (True,) * k)
+               for i in range(items)]
+    cpu, wall = time.process_time(), time.perf_counter()
+    verdict = decide(records, NoiseSettings())
+    return time.process_time() - cpu, time.perf_counter() - wall, verdict.outcome.value
+
+
 def _one(job: tuple[Cell, int, int, int | None]) -> tuple[Cell, dict[str, Tally]]:
     cell, prs, seed, weight = job
     return cell, run_cell(cell, prs, seed, break_weight=weight)
@@ -138,6 +154,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--break-weight", type=int, default=None,
                         help="override the verdict's break weight (default: the verdict's own)")
+    parser.add_argument("--decide-items", type=int, default=10000,
+                        help="time one decide over this many items, K = 3, N = 5 (0: skip)")
     parser.add_argument("--procs", type=int, default=1,
                         help="cells simulated in parallel processes (rows print as cells end)")
     args = parser.parse_args(argv)
@@ -158,6 +176,10 @@ def main(argv: list[str]) -> int:
           f"fail, soft = a {SOFT_POINTS:g}-point drop spread over the stable items; gate "
           "max-regressions 0, on-inconclusive warn; rates in % (95 % interval); "
           "flagged = blocked or inconclusive")
+    if args.decide_items > 0:
+        cpu, wall, outcome = decide_time(args.decide_items)
+        print(f"decide over {args.decide_items} items (K = 3, N = 5, 15 % flaky at p = 0.5, "
+              f"an A/A PR: {outcome}): {cpu:.2f} s CPU, {wall:.2f} s wall", flush=True)
     print(HEADER)
     results: dict[Cell, dict[str, Tally]] = {}
     start = time.monotonic()
