@@ -1,6 +1,6 @@
 """``python -m bench <name> [options]``: ``all`` (the suite, bench/suite.py), ``scale``
-(bench/scale.py), ``pull``, ``warm`` or ``noise`` (the noise-aware verdict by simulation,
-bench/noise.py)."""
+(bench/scale.py), ``pull``, ``warm``, ``noise`` (the noise-aware verdict by simulation,
+bench/noise.py) or ``noise-e2e`` (the same gate through the sandbox, bench/noise_e2e.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ USAGE = ("usage: python -m bench all [--only SECTIONS] [--sizes 1000,10000] "
          "       python -m bench scale [--only start,ingest,seed,first,whole] [--pairs 7]\n"
          "       python -m bench warm [--agents startup,otel] [--sizes 200,1000] "
          "[--concurrency 2,8]\n"
-         "       python -m bench noise [--quick | --full] [--prs N] [--seed N]\n"
+         "       python -m bench noise [--quick | --full] [--prs N] [--seed N] [--procs N]\n"
+         "       python -m bench noise-e2e [--items 200] [--flaky 30] [--prs 10] "
+         "[--configs k3,auto,k1]\n"
          "(python -m bench all --help lists every option)")
 
 
@@ -41,7 +43,11 @@ def main(argv: list[str]) -> int:
         from bench.noise import main as noise_main
 
         return noise_main(rest)
-    print(f"bench: unknown benchmark {name!r} (known: all, pull, scale, warm, noise)",
+    if name == "noise-e2e":
+        from bench.noise_e2e import main as noise_e2e_main
+
+        return noise_e2e_main(rest)
+    print(f"bench: unknown benchmark {name!r} (known: all, pull, scale, warm, noise, noise-e2e)",
           file=sys.stderr)
     return 2
 

@@ -10,11 +10,13 @@ the whole table; ``--quick`` a smoke run. Every rate comes with its 95 % interva
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import random
 import sys
 import time
 
 from bench.noise_sim import HARD, ITEMS, SOFT_POINTS, Cell, Tally, run_cell
-from neens_action.noise import NoiseSettings
+from neens_action.noise import ItemRecord, NoiseSettings, decide
 from neens_action.noise.exact import wilson
 
 TARGET = Cell(0.15, 0.5, 3, 5)
@@ -35,6 +37,20 @@ def full_grid() -> list[Cell]:
             for n in (1, 2, 3, 5, 10):
                 cells += [Cell(share, p, k, n) for k in (1, 2, 3, 4, 5, "auto")]
     return cells
+
+
+def priority(cell: Cell) -> tuple[int, int, int, int]:
+    """The order ``--full`` simulates its cells in (the table prints in grid order): the
+    target's flaky mix first, then one axis at a time away from it, so a run cut short still
+    holds the cells that matter most."""
+    mixes = [(0.15, 0.5), (0.3, 0.5), (0.15, 0.7), (0.15, 0.3), (0.3, 0.7), (0.3, 0.3),
+             (0.05, 0.5), (0.05, 0.7), (0.05, 0.3), (0.0, 0.5)]
+    mix = (cell.flaky_share, cell.flaky_p)
+    order_n = (5, 2, 10, 1, 3)
+    order_k: tuple[int | str, ...] = (3, "auto", 1, 2, 5, 4)
+    return (mixes.index(mix) if mix in mixes else len(mixes),
+            order_n.index(cell.history) if cell.history in order_n else len(order_n),
+            order_k.index(cell.repeat) if cell.repeat in order_k else len(order_k), 0)
 
 
 def quick_grid() -> list[Cell]:
@@ -107,6 +123,26 @@ def targets(results: dict[Cell, dict[str, Tally]]) -> list[str]:
     return lines
 
 
+def decide_time(items: int, k: int = 3, n: int = 5, share: float = 0.15, p: float = 0.5,
+                seed: int = 1) -> tuple[float, float, str]:
+    """(CPU seconds, wall seconds, outcome) of one :func:`decide` over ``items`` items, K
+    repetitions, N history runs, ``share`` of them flaky at ``p`` (seeded), an A/A PR."""
+    rng = random.Random(f"{seed}:decide:{items}")
+    flaky = round(share * items)
+    records = [ItemRecord(f"item-{i:05d}",
+                          tuple(rng.random() < p for _ in range(n)) if i < flaky else (True,) * n,
+                          tuple(rng.random() < p for _ in range(k)) if i < flaky else (True,) * k)
+               for i in range(items)]
+    cpu, wall = time.process_time(), time.perf_counter()
+    verdict = decide(records, NoiseSettings())
+    return time.process_time() - cpu, time.perf_counter() - wall, verdict.outcome.value
+
+
+def _one(job: tuple[Cell, int, int, int | None]) -> tuple[Cell, dict[str, Tally]]:
+    cell, prs, seed, weight = job
+    return cell, run_cell(cell, prs, seed, break_weight=weight)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench noise", description=__doc__)
     grid = parser.add_mutually_exclusive_group()
@@ -118,10 +154,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--break-weight", type=int, default=None,
                         help="override the verdict's break weight (default: the verdict's own)")
+    parser.add_argument("--decide-items", type=int, default=10000,
+                        help="time one decide over this many items, K = 3, N = 5 (0: skip)")
+    parser.add_argument("--procs", type=int, default=1,
+                        help="cells simulated in parallel processes (rows print as cells end)")
     args = parser.parse_args(argv)
     prs = args.prs if args.prs is not None else 200 if args.quick else 2000
-    if prs < 1 or (args.break_weight is not None and args.break_weight < 1):
-        print("bench noise: --prs and --break-weight must be at least 1", file=sys.stderr)
+    if prs < 1 or args.procs < 1 or (args.break_weight is not None and args.break_weight < 1):
+        print("bench noise: --prs, --procs and --break-weight must be at least 1",
+              file=sys.stderr)
         return 2
     try:
         cells = (parse_cells(args.cells) if args.cells else full_grid() if args.full else
@@ -135,13 +176,33 @@ def main(argv: list[str]) -> int:
           f"fail, soft = a {SOFT_POINTS:g}-point drop spread over the stable items; gate "
           "max-regressions 0, on-inconclusive warn; rates in % (95 % interval); "
           "flagged = blocked or inconclusive")
+    if args.decide_items > 0:
+        cpu, wall, outcome = decide_time(args.decide_items)
+        print(f"decide over {args.decide_items} items (K = 3, N = 5, 15 % flaky at p = 0.5, "
+              f"an A/A PR: {outcome}): {cpu:.2f} s CPU, {wall:.2f} s wall", flush=True)
     print(HEADER)
     results: dict[Cell, dict[str, Tally]] = {}
     start = time.monotonic()
-    for cell in cells:
-        results[cell] = run_cell(cell, prs, args.seed, break_weight=args.break_weight)
-        print(row(cell, results[cell]), flush=True)
-    print(f"({len(cells)} cells in {time.monotonic() - start:.0f} s)")
+    ordered = sorted(cells, key=priority) if args.full else cells
+    jobs = [(cell, prs, args.seed, args.break_weight) for cell in ordered]
+    if args.procs == 1:
+        for job in jobs:
+            cell, tallies = _one(job)
+            results[cell] = tallies
+            print(row(cell, tallies), flush=True)
+    else:
+        # Each cell seeds its own generator from (seed, cell, scenario): the same figures in
+        # any process and any order. Rows print as cells end, then the table in grid order.
+        with multiprocessing.Pool(args.procs) as pool:
+            for cell, tallies in pool.imap_unordered(_one, jobs):
+                results[cell] = tallies
+                print(row(cell, tallies), flush=True)
+        print("in grid order:")
+        print(HEADER)
+        for cell in cells:
+            print(row(cell, results[cell]))
+    print(f"({len(cells)} cells in {time.monotonic() - start:.0f} s, {args.procs} process"
+          f"{'es' if args.procs > 1 else ''})")
     for line in targets(results):
         print(line)
     return 0

@@ -9,6 +9,7 @@ holds; binomial terms go through ``math.lgamma`` so that thousands of trials do 
 
 from __future__ import annotations
 
+import functools
 import math
 
 __all__ = [
@@ -25,17 +26,19 @@ __all__ = [
 ]
 
 
-def hypergeom_pmf(total: int, successes: int, draws: int) -> tuple[int, list[float]]:
+@functools.lru_cache(maxsize=4096)
+def hypergeom_pmf(total: int, successes: int, draws: int) -> tuple[int, tuple[float, ...]]:
     """The law of the number of successes in ``draws`` drawn without replacement from
-    ``total`` of which ``successes`` succeed: ``(lowest value, [P(lowest), P(lowest+1), ...])``.
+    ``total`` of which ``successes`` succeed: ``(lowest value, (P(lowest), P(lowest+1), ...))``
+    (cached: a run has few distinct tables, the verdict reads each law many times).
     """
     if not 0 <= successes <= total or not 0 <= draws <= total:
         raise ValueError(f"impossible table: total={total} successes={successes} draws={draws}")
     lo = max(0, draws - (total - successes))
     hi = min(draws, successes)
     whole = math.comb(total, draws)
-    return lo, [math.comb(successes, x) * math.comb(total - successes, draws - x) / whole
-                for x in range(lo, hi + 1)]
+    return lo, tuple(math.comb(successes, x) * math.comb(total - successes, draws - x) / whole
+                     for x in range(lo, hi + 1))
 
 
 def fisher_less(x: int, k: int, t: int, total: int) -> float:

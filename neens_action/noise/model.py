@@ -12,9 +12,8 @@ run scored it). Pure data and pure functions, no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
 
 __all__ = ["ItemClass", "ItemRecord", "history_fact", "records_from"]
 
@@ -32,42 +31,31 @@ class ItemClass(str, Enum):
 @dataclass(frozen=True)
 class ItemRecord:
     """One item: ``history`` newest run first, ``reps`` in the order they were replayed
-    (the first repetition first: adaptive repeats test on it alone)."""
+    (the first repetition first: adaptive repeats test on it alone). The counts and the class
+    are computed once, when the record is made (the verdict reads them many times)."""
 
     item_id: str
     history: tuple[Outcome, ...] = ()
     reps: tuple[Outcome, ...] = ()
+    main_runs: int = field(init=False, repr=False, compare=False)   # history runs that scored it
+    main_passed: int = field(init=False, repr=False, compare=False)
+    now_scored: int = field(init=False, repr=False, compare=False)  # repetitions that scored it
+    now_passed: int = field(init=False, repr=False, compare=False)
+    item_class: ItemClass = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def main_runs(self) -> int:
-        """History runs that scored the item."""
-        return len(self.history) - self.history.count(None)
-
-    @cached_property
-    def main_passed(self) -> int:
-        return self.history.count(True)
-
-    @cached_property
-    def now_scored(self) -> int:
-        """Repetitions of this run that scored the item."""
-        return len(self.reps) - self.reps.count(None)
-
-    @cached_property
-    def now_passed(self) -> int:
-        return self.reps.count(True)
-
-    @cached_property
-    def item_class(self) -> ItemClass:
-        if self.now_scored == 0:
-            return ItemClass.UNSCORED
-        runs, passed = self.main_runs, self.main_passed
-        if runs == 0:
-            return ItemClass.NEW
-        if passed == runs:
-            return ItemClass.STABLE_PASS
-        if passed == 0:
-            return ItemClass.STABLE_FAIL
-        return ItemClass.FLAKY
+    def __post_init__(self) -> None:
+        history, reps = self.history, self.reps
+        runs = len(history) - history.count(None)
+        passed = history.count(True)
+        scored = len(reps) - reps.count(None)
+        put = object.__setattr__
+        put(self, "main_runs", runs)
+        put(self, "main_passed", passed)
+        put(self, "now_scored", scored)
+        put(self, "now_passed", reps.count(True))
+        put(self, "item_class", ItemClass.UNSCORED if scored == 0 else ItemClass.NEW
+            if runs == 0 else ItemClass.STABLE_PASS if passed == runs else
+            ItemClass.STABLE_FAIL if passed == 0 else ItemClass.FLAKY)
 
     def first_rep(self) -> ItemRecord:
         """The same item with its first repetition only (what the adaptive design tests)."""

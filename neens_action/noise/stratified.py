@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from neens_action.noise.bulk import bulk_law, worth_it
 from neens_action.noise.exact import fisher_less, hypergeom_pmf
 
 __all__ = ["Stratum", "convolve", "expected_sum", "lower_tail", "moments", "step_down",
@@ -67,23 +68,37 @@ def stratum(key: str, x: int, k: int, h: int, n: int, break_weight: int) -> Stra
 def convolve(dist: list[float], item: Stratum, limit: int | None = None) -> list[float]:
     """The law of ``S + weight * (x - lowest x)`` from the law of ``S`` (index = value), cut
     after ``limit`` when given (every value is >= 0, so values up to ``limit`` of a sum only
-    need values up to ``limit`` of its parts: lower tails stay exact)."""
+    need values up to ``limit`` of its parts: lower tails stay exact).
+
+    Each value is ``sum_j P(S = v - weight * j) * q_j`` added up in the order of ``j`` (the
+    same sums, in the same order, as adding the shifted laws one after the other), in one
+    pass over the values."""
     _, pmf = hypergeom_pmf(item.total, item.t, item.k)
     w = item.weight
-    size = len(dist) + w * (len(pmf) - 1)
+    span = len(dist)
+    size = span + w * (len(pmf) - 1)
     if limit is not None:
         size = min(size, limit + 1)
-    out = [0.0] * size
-    span = len(dist)
-    for j, q in enumerate(pmf):
-        off = j * w
-        if off >= size:
-            break
-        if q == 0.0:
-            continue
-        seg = min(span, size - off)
-        part = dist if seg == span else dist[:seg]
-        out[off:off + seg] = [a + p * q for a, p in zip(out[off:off + seg], part, strict=True)]
+    # The law of S shifted by weight * j, over the values 0 .. size - 1 (zero outside).
+    terms = [j for j in range(len(pmf)) if j * w < size]
+    shifted = [([0.0] * (j * w) + dist[: size - j * w] + [0.0] * max(0, size - j * w - span))
+               for j in terms]
+    q = [pmf[j] for j in terms]
+    if len(terms) == 1:
+        return [a * q[0] for a in shifted[0]]
+    if len(terms) == 2:
+        q0, q1 = q
+        return [a * q0 + b * q1 for a, b in zip(*shifted, strict=True)]
+    if len(terms) == 3:
+        q0, q1, q2 = q
+        return [a * q0 + b * q1 + c * q2 for a, b, c in zip(*shifted, strict=True)]
+    if len(terms) == 4:
+        q0, q1, q2, q3 = q
+        return [a * q0 + b * q1 + c * q2 + d * q3
+                for a, b, c, d in zip(*shifted, strict=True)]
+    out = [a * q[0] for a in shifted[0]]
+    for qj, part in zip(q[1:], shifted[1:], strict=True):
+        out = [a + b * qj for a, b in zip(out, part, strict=True)]
     return out
 
 
@@ -148,17 +163,16 @@ def step_down(candidates: Sequence[Stratum], rest: Sequence[Stratum], alpha: flo
     mean, var, limit = moments([*candidates, *rest])
     if power is not None:
         limit = max(limit, math.ceil(mean + math.sqrt(var * power / (1 - power))))
-    dist = [1.0]
-    observed = 0
-    for item in rest:
-        if item.informative:
-            dist = convolve(dist, item, limit)
-            observed += _shifted(item)
     named = {c.key for c in ordered}
-    for item in candidates:
-        if item.informative and item.key not in named:
+    bulk = [i for i in rest if i.informative]
+    bulk += [c for c in candidates if c.informative and c.key not in named]
+    observed = sum(_shifted(i) for i in bulk)
+    if worth_it(bulk):  # thousands of items: one exact recurrence (neens_action/noise/bulk.py)
+        dist = bulk_law(bulk, limit)
+    else:
+        dist = [1.0]
+        for item in bulk:
             dist = convolve(dist, item, limit)
-            observed += _shifted(item)
     tails: list[float] = []
     for item in reversed(ordered):
         dist = convolve(dist, item, limit)

@@ -69,3 +69,24 @@ def test_bench_noise_quick_prints_the_table_and_the_targets():
     cell = subprocess.run([PY, "-m", "bench", "noise", "--cells", "3:x"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert cell.returncode == 2 and "bench noise:" in cell.stderr and "Traceback" not in cell.stderr
+
+
+@pytest.mark.timeout(900)
+def test_bench_noise_e2e_runs_a_tiny_configuration():
+    """``python -m bench noise-e2e`` (bench/noise_e2e.py) through the sandbox with the seeded
+    worker-mode agent: main runs, then A/A and regressed PRs per configuration, and the table
+    (no figure is asserted but what the design fixes: K = 3 replays every item 3 times)."""
+    proc = subprocess.run(
+        [PY, "-m", "bench", "noise-e2e", "--items", "12", "--flaky", "2", "--prs", "1",
+         "--main-runs", "2", "--configs", "k3,k1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=840)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "main run 2/2" in out and "k3 regressed 1/1: exit 1 blocked regressed" in out, out
+    assert "invocations 36" in out  # 12 items x 3 repetitions
+    rows = [line for line in out.splitlines() if line.startswith("  K = ")]
+    assert len(rows) == 2 and "K = 3, N = 2" in rows[0] and "K = 1, N = 1 (today)" in rows[1]
+    assert "A/A blocked" in out and "invocations/PR" in out and "Traceback" not in proc.stderr
+    bad = subprocess.run([PY, "-m", "bench", "noise-e2e", "--configs", "k9"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "bench noise-e2e:" in bad.stderr
