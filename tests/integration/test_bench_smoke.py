@@ -35,7 +35,7 @@ def test_bench_scale_runs_a_tiny_configuration():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     for heading in ("sandbox POST /start -> terminal", "30 items take",
-                    "ingest vs the null-server floor", "20/20 captured",
+                    "ingest vs the null-server floor", "20/20",
                     "start-up with a 50-item seed", "time to the first agent start",
                     "ours/vendor: median of pairs", "whole command, agent cat"):
         assert heading in out, (heading, out)
