@@ -6,28 +6,34 @@ CI result file list item by item.
   written once (``put(index, value)`` in any order, or ``append``) and read back one at a
   time, in order through a read-ahead window. Where no temporary file can be made, the
   records are kept in a list instead.
+- :class:`Records`: a spill of dataclass records (invocations, item verdicts, agent
+  failures).
 - :class:`RunRows`: the terminal run's item rows as the server sent them, spilled as they
   stream in (the ``--json`` document passes them through unchanged), read back as
   :class:`~neens_action.api.answers.ItemRow`.
 - :class:`Cursor`: item id -> record of a spill, for a reader that walks a second list in
   (nearly) the same order: no index of every id unless the orders differ.
 
-The files are private to this process (an unlinked file of our own), so their records are
-pickled: every field comes back exactly as it was written.
+The files are private to this process (an unlinked file of our own). :class:`Records` keeps
+a dataclass as the marshalled tuple of its fields (pickled when marshal cannot carry a
+value); every field comes back exactly as it was written.
 """
 
 from __future__ import annotations
 
 import json
+import marshal
+import operator
 import os
 import pickle
 import tempfile
 import threading
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields
 from typing import Any, Generic, TypeVar
 
-from neens_action.api.answers import ItemRow
+from neens_action.api.answers import ItemRow, Judge
 from neens_action.items import LazySequence
 
 T = TypeVar("T")
@@ -43,7 +49,8 @@ class Spill(LazySequence[T]):
     def __init__(self, size: int = 0, *, prefix: str = "neens-spill-") -> None:
         self._starts = array("Q", [_NOWHERE]) * size
         self._sizes = array("I", [0]) * size
-        self._end = 0
+        self._end = 0  # where the next record goes (the file, then the buffer)
+        self._buffer = bytearray()  # records not written yet, from _end - len(_buffer)
         self._lock = threading.Lock()
         self._window: tuple[int, bytes] = (0, b"")
         self._memory: list[Any] | None = None
@@ -70,9 +77,17 @@ class Spill(LazySequence[T]):
             if missing > 0:
                 self._starts.extend(array("Q", [_NOWHERE]) * missing)
                 self._sizes.extend(array("I", [0]) * missing)
-            start, self._end = self._end, self._end + len(data)
-            self._starts[index], self._sizes[index] = start, len(data)
-        os.pwrite(self._file.fileno(), data, start)
+            self._starts[index], self._sizes[index] = self._end, len(data)
+            self._end += len(data)
+            self._buffer += data
+            if len(self._buffer) >= WINDOW:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Write the buffered records (under the lock)."""
+        if self._buffer:
+            os.pwrite(self._file.fileno(), self._buffer, self._end - len(self._buffer))
+            self._buffer = bytearray()
 
     def append(self, value: T) -> None:
         self.put(len(self), value)
@@ -101,6 +116,9 @@ class Spill(LazySequence[T]):
         start, size = self._starts[index], self._sizes[index]
         if start == _NOWHERE:
             raise IndexError(f"spill record {index} was never written")
+        if self._buffer:
+            with self._lock:
+                self._flush()
         first, data = self._window
         if not first <= start or start + size > first + len(data):
             first = start
@@ -109,8 +127,26 @@ class Spill(LazySequence[T]):
         return data[start - first:start - first + size]
 
     def __iter__(self) -> Iterator[T]:
-        for i in range(len(self)):
-            yield self._get(i)
+        """Every record in order (the hot path: one ``pread`` per window, no calls per
+        record but its decoding)."""
+        if self._memory is not None:
+            for value in list(self._memory):
+                yield self.view(value) if self.view is not None else value
+            return
+        if self._buffer:
+            with self._lock:
+                self._flush()
+        decode, view, fd = self.decode, self.view, self._file.fileno()
+        starts, sizes = self._starts, self._sizes
+        first, data = 0, b""
+        for i in range(len(starts)):
+            start, size = starts[i], sizes[i]
+            if start == _NOWHERE:
+                raise IndexError(f"spill record {i} was never written")
+            if start < first or start + size > first + len(data):
+                first, data = start, os.pread(fd, max(size, WINDOW), start)
+            value = decode(data[start - first:start - first + size])
+            yield view(value) if view is not None else value
 
     def close(self) -> None:
         if self._file is not None:
@@ -121,6 +157,46 @@ class Spill(LazySequence[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Records(Spill[T]):
+    """Dataclass records (``cls``), each kept as the tuple of its fields, marshalled (a fast
+    C codec for str, numbers, None and tuples); ``nested`` names fields holding a sequence of
+    dataclasses: field name -> (their class, the container type the field holds)."""
+
+    def __init__(self, cls: type[T], size: int = 0, *,
+                 nested: dict[str, tuple[type, type]] | None = None,
+                 prefix: str = "neens-spill-") -> None:
+        super().__init__(size, prefix=prefix)
+        self.cls = cls
+        self.names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+        self._fields = operator.attrgetter(*self.names)
+        nested = nested or {}
+        self.nested = tuple((self.names.index(name), sub, container, operator.attrgetter(
+            *(f.name for f in fields(sub)))) for name, (sub, container) in nested.items())
+
+    def encode(self, value: T) -> bytes:
+        values = self._fields(value)
+        if self.nested:
+            values = list(values)
+            for at, _sub, _container, get in self.nested:
+                values[at] = tuple(map(get, values[at]))
+            values = tuple(values)
+        try:
+            return b"m" + marshal.dumps(values)
+        except ValueError:  # a value marshal cannot carry (a subclass of str...): pickled
+            return b"p" + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def decode(self, data: bytes) -> T:
+        if data[0] != 109:  # b"p"
+            return super().decode(data[1:])
+        values = marshal.loads(memoryview(data)[1:])
+        if not self.nested:
+            return self.cls(*values)
+        values = list(values)
+        for at, sub, container, _names in self.nested:
+            values[at] = container(sub(*v) for v in values[at])
+        return self.cls(*values)
 
 
 class _JsonSpill(Spill[Any]):
@@ -142,29 +218,27 @@ class RunRows(LazySequence[ItemRow]):
 
     def __init__(self) -> None:
         self._rows = _JsonSpill(prefix="neens-rows-")
-        self._objects: array[int] | None = None  # positions of the object rows, once one is not
+        self._decoded = _item_rows()  # the object rows, decoded once
 
     def add(self, row: Any) -> None:
         """Spill one row (keeps nothing; returns None, so the streamed list stays empty)."""
-        at = len(self._rows)
         self._rows.append(row)
-        if not isinstance(row, dict) and self._objects is None:
-            self._objects = array("Q", range(at))
-        elif isinstance(row, dict) and self._objects is not None:
-            self._objects.append(at)
+        if isinstance(row, dict):
+            self._decoded.append(ItemRow.decode(row))
 
     def reset(self) -> None:
         """Forget every row (a retried read starts again from the first row)."""
-        self._rows.close()
-        self._rows = _JsonSpill(prefix="neens-rows-")
-        self._objects = None
+        self.close()
+        self._rows, self._decoded = _JsonSpill(prefix="neens-rows-"), _item_rows()
 
     def __len__(self) -> int:
-        return len(self._rows) if self._objects is None else len(self._objects)
+        return len(self._decoded)
 
     def _get(self, index: int) -> ItemRow:
-        at = index if self._objects is None else self._objects[index]
-        return ItemRow.decode(self._rows[at])
+        return self._decoded[index]
+
+    def __iter__(self) -> Iterator[ItemRow]:
+        return iter(self._decoded)
 
     def raw_rows(self) -> Iterator[Any]:
         """Every row as the server sent it (decoded JSON), in order."""
@@ -172,6 +246,11 @@ class RunRows(LazySequence[ItemRow]):
 
     def close(self) -> None:
         self._rows.close()
+        self._decoded.close()
+
+
+def _item_rows() -> Records[ItemRow]:
+    return Records(ItemRow, nested={"judges": (Judge, tuple)}, prefix="neens-rows-")
 
 
 class Cursor(Generic[T]):

@@ -30,7 +30,7 @@ from neens_action.errors import NeensApiError, RunError
 from neens_action.flows.polling import poll_until
 from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
-from neens_action.spill import RunRows, Spill
+from neens_action.spill import Records, RunRows
 from neens_action.world import World
 
 if TYPE_CHECKING:
@@ -237,10 +237,10 @@ def replay_items(items: Sequence[FrozenItem], outcome: Outcome, settings: EvalRu
     """Run the agent once per item for ``outcome.run_id`` (the execution settings:
     ``command``, ``timeout``, ``concurrency``, ``workers``, ``output_cap``) into
     ``outcome.invocations``; ``keep_ok=False`` keeps only the invocations that failed.
-    ``keep_ok=True`` with ``spill``: every invocation goes to a :class:`Spill` as it ends
+    ``keep_ok=True`` with ``spill``: every invocation is spilled to disk as it ends
     (one per item, read back in item order), memory keeping only the failed ones meanwhile."""
     jobs = ItemJobs(items, run_id=outcome.run_id, version_label=label, base_env=world.environ)
-    store: Spill[Invocation] | None = Spill(len(items)) if keep_ok and spill else None
+    store = Records(Invocation, len(items)) if keep_ok and spill else None
     invocations = run_agents(settings.command, jobs, world=world,
                              timeout=settings.timeout, concurrency=settings.concurrency,
                              output_cap=settings.output_cap,

@@ -8,7 +8,7 @@ own medium.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from neens_action.items import LazySequence
@@ -130,7 +130,10 @@ class Report:
         items, a sequence that reads each one from disk when asked for it."""
         if isinstance(self.items, list):
             return [i for i in self.items if i.state != "pass"]
-        return _Failing(self.items)
+        cached = self.__dict__.get("_failing")
+        if cached is None or cached.items is not self.items:
+            cached = self.__dict__["_failing"] = _Failing(self.items)
+        return cached
 
     @property
     def item_count(self) -> int:
@@ -155,6 +158,9 @@ class _Failing(LazySequence[ItemVerdict]):
 
     def _get(self, index: int) -> ItemVerdict:
         return self.items[self.at[index]]
+
+    def __iter__(self) -> Iterator[ItemVerdict]:
+        return (self.items[i] for i in self.at)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.fmt import finite, number
 from neens_action.report.model import AgentFailure, ItemVerdict, JudgeScore
-from neens_action.spill import Cursor, RunRows, Spill
+from neens_action.spill import Cursor, Records, RunRows, Spill
 
 JUDGE_PASS_MARK = 0.7  # spec: an item passes when the mean of its judge scores is >= 0.7
 NO_TRACE = "no trace captured"
@@ -110,7 +110,7 @@ def agent_failures(outcome: Outcome, rows: Sequence[ItemRow]) -> Sequence[AgentF
     """Crashed / timed-out agents, then items whose agent exited 0 but left no trace
     (spilled to disk when the rows are: there may be one per item)."""
     failures: list[AgentFailure] | Spill[AgentFailure] = (
-        Spill() if isinstance(rows, RunRows) else [])
+        Records(AgentFailure) if isinstance(rows, RunRows) else [])
     failures.extend(f for f in (agent_failure(inv) for inv in outcome.invocations) if f)
     failed_ids = {f.item_id for f in failures}
     invs = Cursor(outcome.invocations, _inv_key)
@@ -169,7 +169,9 @@ def item_verdicts(outcome: Outcome, rows: Sequence[ItemRow],
     by_agent = Cursor(failures, _failure_key)
     regressed, compared = _baseline_results(outcome)
     before = _as_before(outcome, rows, set(regressed))
-    out: list[ItemVerdict] | Spill[ItemVerdict] = Spill() if isinstance(rows, RunRows) else []
+    out: list[ItemVerdict] | Spill[ItemVerdict] = (
+        Records(ItemVerdict, nested={"judges": (JudgeScore, list)})
+        if isinstance(rows, RunRows) else [])
     for row in rows:
         key = row.key
         passed = row.passed
