@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from neens_action.outcome import Invocation, Outcome
-from neens_action.publish.publishers import result_text, write_file, result_pieces
+from neens_action.publish.publishers import result_pieces, result_text, write_file
 from neens_action.report.build.eval import build_eval_report
 from neens_action.report.links import attach
 from neens_action.report.model import ItemVerdict, Report
