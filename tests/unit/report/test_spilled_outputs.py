@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
+import math
+import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +20,9 @@ from neens_action.outcome import Invocation, Outcome
 from neens_action.publish.publishers import result_pieces, result_text, write_file
 from neens_action.report.build.eval import build_eval_report
 from neens_action.report.links import attach
-from neens_action.report.model import ItemVerdict, Report
+from neens_action.report.model import ItemVerdict, JudgeScore, Report
 from neens_action.report.render import junit, markdown
-from neens_action.report.render.json import Streamed, dumps, eval_document, write
+from neens_action.report.render.json import Streamed, dumps, eval_document, jsonable, write
 from neens_action.report.render.text import render as render_text
 from neens_action.spill import Records, RunRows, Spill
 from tests.unit.report import cases
@@ -132,3 +136,51 @@ def test_item_verdict_records_come_back_whole() -> None:
     records.extend(held.items)
     assert list(records) == list(held.items)
     assert [records[i] for i in range(len(records))] == list(held.items)
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    kinds = ["str", "int", "float", "none", "bool"] + (["list", "dict", "tuple", "record"]
+                                                       if depth < 4 else [])
+    kind = rng.choice(kinds)
+    if kind == "str":
+        chars = 'ab"\\\n\t\x00é€😀\ud800<>&[]{}:,'
+        return "".join(rng.choice(chars) for _ in range(rng.randint(0, 6)))
+    if kind == "int":
+        return rng.choice([0, -1, 7, 2**70])
+    if kind == "float":
+        return rng.choice([0.1, -2.5e-300, 1e300, 3.0, math.nan, math.inf, -math.inf])
+    if kind == "none":
+        return None
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "record":
+        return ItemVerdict(_random_value(rng, 4), "x", "fail", score=rng.choice([None, 0.5]),
+                           judges=[JudgeScore("j", rng.choice([math.nan, 0.25]), True)])
+    items = [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    if kind == "list":
+        return items
+    if kind == "tuple":
+        return tuple(items)
+    return {f"k{i}{_random_value(rng, 4) if rng.random() < 0.2 else ''}": v
+            for i, v in enumerate(items)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, ItemVerdict):
+        return dataclasses.asdict(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def test_streamed_elements_are_written_as_json_dumps_writes_them() -> None:
+    """The streamed writer's own element formatting against ``json.dumps`` (indent 2) of the
+    same values as the document holds them (``jsonable``, records as ``asdict``)."""
+    rng = random.Random(7)
+    values = [_random_value(rng) for _ in range(400)]
+    doc = {"head": 1, "rows": Streamed(lambda: iter(values), len(values)), "tail": [2]}
+    expected = json.dumps({"head": 1, "rows": jsonable(_plain(values)), "tail": [2]},
+                          indent=2, ensure_ascii=False, allow_nan=False)
+    assert dumps(doc) == expected
