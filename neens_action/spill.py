@@ -11,6 +11,7 @@ CI result file list item by item.
 - :class:`RunRows`: the terminal run's item rows as the server sent them, spilled as they
   stream in (the ``--json`` document passes them through unchanged), read back as
   :class:`~neens_action.api.answers.ItemRow`.
+- :class:`Filtered`: the records of a spill that pass a test, as a lazy sequence.
 - :class:`Cursor`: item id -> record of a spill, for a reader that walks a second list in
   (nearly) the same order: no index of every id unless the orders differ.
 
@@ -251,6 +252,24 @@ class RunRows(LazySequence[ItemRow]):
 
 def _item_rows() -> Records[ItemRow]:
     return Records(ItemRow, nested={"judges": (Judge, tuple)}, prefix="neens-rows-")
+
+
+class Filtered(LazySequence[T]):
+    """The records of ``records`` for which ``keep`` is true, read from ``records`` when asked
+    for (4 bytes of memory per one kept)."""
+
+    def __init__(self, records: Sequence[T], keep: Callable[[T], bool]) -> None:
+        self.records = records
+        self.at = array("I", (n for n, record in enumerate(records) if keep(record)))
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def _get(self, index: int) -> T:
+        return self.records[self.at[index]]
+
+    def __iter__(self) -> Iterator[T]:
+        return (self.records[i] for i in self.at)
 
 
 class Cursor(Generic[T]):

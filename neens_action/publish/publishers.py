@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from neens_action.publish.actions import Commands, summary_room, write_outputs, 
 from neens_action.redact import redact
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
+from neens_action.spill import Filtered, Spill
 from neens_action.text import scrub_text
 
 ECHO_INVOCATIONS = 10  # failing agents whose output is echoed
@@ -97,10 +98,18 @@ def base_outputs(report: Report) -> dict[str, str]:
     return outputs
 
 
-def failing_invocations(outcome: Outcome | None) -> list[Invocation]:
+def failing_invocations(outcome: Outcome | None) -> Sequence[Invocation]:
+    """The invocations that did not succeed (of spilled ones, a view read from disk)."""
     if outcome is None:
         return []
-    return [inv for inv in getattr(outcome, "invocations", []) if not inv.ok]
+    invocations = getattr(outcome, "invocations", [])
+    if isinstance(invocations, Spill):
+        return Filtered(invocations, _failed)
+    return [inv for inv in invocations if not inv.ok]
+
+
+def _failed(inv: Invocation) -> bool:
+    return not inv.ok
 
 
 class FilesPublisher:

@@ -7,11 +7,8 @@ own medium.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from neens_action.items import LazySequence
 
 
 @dataclass
@@ -130,9 +127,11 @@ class Report:
         items, a sequence that reads each one from disk when asked for it."""
         if isinstance(self.items, list):
             return [i for i in self.items if i.state != "pass"]
+        from neens_action.spill import Filtered
+
         cached = self.__dict__.get("_failing")
-        if cached is None or cached.items is not self.items:
-            cached = self.__dict__["_failing"] = _Failing(self.items)
+        if cached is None or cached.records is not self.items:
+            cached = self.__dict__["_failing"] = Filtered(self.items, _not_passing)
         return cached
 
     @property
@@ -146,21 +145,8 @@ class Report:
         return self.items_not_passing
 
 
-class _Failing(LazySequence[ItemVerdict]):
-    """The items of a spilled list that did not pass (4 bytes of memory per one of them)."""
-
-    def __init__(self, items: Sequence[ItemVerdict]) -> None:
-        self.items = items
-        self.at = array("I", (n for n, i in enumerate(items) if i.state != "pass"))
-
-    def __len__(self) -> int:
-        return len(self.at)
-
-    def _get(self, index: int) -> ItemVerdict:
-        return self.items[self.at[index]]
-
-    def __iter__(self) -> Iterator[ItemVerdict]:
-        return (self.items[i] for i in self.at)
+def _not_passing(item: ItemVerdict) -> bool:
+    return item.state != "pass"
 
 
 @dataclass

@@ -9,6 +9,7 @@ job) are links.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable
 
@@ -170,13 +171,15 @@ def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
         return []
     order = {"regressed": 0, "agent_failed": 1, "new": 2, "fail": 2, "failing": 3,
              "unscored": 4}
-    failed = sorted(failed, key=lambda i: order.get(i.status, 4))
+    # the first max_rows of the stable sort, holding no more (a spilled run's failing items
+    # are read from disk)
+    shown = heapq.nsmallest(max_rows, failed, key=lambda i: order.get(i.status, 4))
     with_suite = any(i.suite for i in failed)
     cols = ["Item", *(["Suite"] if with_suite else []), "State", "Baseline → score", "Judges",
             "Input", "Expected", "Answer / reason"]
     out = [f"#### Failing items ({count} of {report.item_count})", "",
            "| " + " | ".join(cols) + " |", "|" + "|".join(":--" for _ in cols) + "|"]
-    for item in failed[:max_rows]:
+    for item in shown:
         answer = item.answer if item.answer and item.status != "agent_failed" else ""
         evidence = md_cell(answer, chars) if answer else md_cell(item.reason, chars)
         if answer and item.reason:
