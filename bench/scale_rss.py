@@ -4,8 +4,8 @@ At each ``--rss-sizes`` item count, ``eval run --create`` against the sandbox (`
 with two warm workers that answer at once and send no trace (worker mode: no process per
 item, so the CLI's own memory is what is measured), three ways: the console report alone,
 ``--json`` (stdout to a file) and ``--junit FILE``. Peak RSS is the kernel's own figure for
-the CLI process (``ru_maxrss`` of ``wait4``: the process and the workers it reaped, each
-measured apart, the largest kept). Each output is checked complete: the ``--json``
+the CLI process (``ru_maxrss`` of ``wait4``, taken by a small launcher: see ``LAUNCHER``).
+Each output is checked complete: the ``--json``
 document parses and lists every item in ``run.items``, ``items``, ``report.items`` and
 ``report.agent_failures``; the JUnit file parses with one test case per item plus the run's.
 Nothing is scored (no trace), so every run ends with exit 2 (nothing measured), with every
@@ -15,10 +15,8 @@ item listed.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -45,21 +43,34 @@ class Peak:
     complete: str  # "yes" or what is missing
 
 
+# The CLI is started by this small launcher, which reports its ``wait4`` figures: a child's
+# ``ru_maxrss`` counts the memory of the process it was forked from (the kernel keeps the
+# larger of the pre-exec image's and the new program's peak), and this process holds the seed.
+LAUNCHER = """\
+import os, sys
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(f"{usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def peak_rss(argv: list[str], env: dict[str, str], *, stdout: Path, stderr: Path,
              timeout: float) -> tuple[int, float, int]:
-    """Run ``argv``; (peak RSS in bytes from ``wait4``, wall seconds, exit code)."""
+    """Run ``argv``; (its peak RSS in bytes, from ``wait4`` in a small launcher, wall
+    seconds, exit code)."""
+    report = stdout.with_suffix(".rss")
     begin = time.perf_counter()
     with stdout.open("w") as out, stderr.open("w") as err:
-        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=err)
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
-    return usage.ru_maxrss * 1024, time.perf_counter() - begin, proc.returncode
+        proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(report), *argv], env=env,
+                              cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                              timeout=timeout, check=False)
+    wall = time.perf_counter() - begin
+    if proc.returncode != 0 or not report.exists():
+        return 0, wall, -1
+    rss, code = report.read_text().split()
+    report.unlink()
+    return int(rss) * 1024, wall, int(code)
 
 
 def json_complete(path: Path, n: int) -> str:
