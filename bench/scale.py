@@ -17,6 +17,8 @@ first   seconds from the command's start to its first agent start (the agent sta
         time, then runs ``cat``), ours and the vendor's, ``--pairs`` interleaved pairs.
 whole   the whole ``eval run --create`` command with ``cat`` as the agent, ours and the
         vendor's, at each ``--whole`` cell (items x concurrency), ``--pairs`` pairs each.
+rss     the CLI's peak RSS at each ``--rss-sizes`` item count: the console report, ``--json``
+        and ``--junit``, each output checked complete (``bench/scale_rss.py``).
 
 Ratios are medians of per-pair ratios: on a shared machine a pair sees about the same load.
 """
@@ -41,7 +43,7 @@ import yaml
 from bench.harness import KEY, ROOT, Sandbox, measure, table, write_seed
 from bench.suite import otlp_trace
 
-SECTIONS = ("start", "ingest", "seed", "first", "whole")
+SECTIONS = ("start", "ingest", "seed", "first", "whole", "rss")
 HEADERS = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
 TERMINAL = ("completed", "completed_with_regressions", "failed", "cancelled")
 
@@ -287,6 +289,12 @@ class Scale:
                      "ours/vendor (median of pairs)"], rows))
 
 
+    def rss(self) -> None:
+        from bench.scale_rss import run
+
+        run(self)
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     ints = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731
     ap = argparse.ArgumentParser(prog="python -m bench scale", description=__doc__,
@@ -296,6 +304,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--start-sizes", type=ints, default=[1000, 10000])
     ap.add_argument("--ingest-traces", type=int, default=2000)
     ap.add_argument("--seed-items", type=int, default=20000)
+    ap.add_argument("--rss-sizes", type=ints, default=[1000, 10000, 50000])
     ap.add_argument("--whole", default="1000x8,10000x32",
                     help="cells ITEMSxCONCURRENCY, comma-separated")
     ap.add_argument("--pairs", type=int, default=7, help="interleaved pairs per figure")

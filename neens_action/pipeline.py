@@ -245,9 +245,10 @@ def publish(job: Job[Any], outcome: AnyOutcome, report: Report, *, world: World,
     # The document copies the whole run: built only when someone reads it.
     doc = job.to_json(outcome, report) if json_out or publishers else None
     if json_out and doc is not None:
-        from neens_action.report.render.json import dumps
+        from neens_action.report.render.json import write
 
-        print(dumps(doc), file=world.out, flush=True)
+        write(doc, world.out)  # piece by piece: spilled item lists are never held whole
+        world.out.flush()
     if junit_path:
         write_junit(report, junit_path, world=world)
     for publisher in publishers:

@@ -122,9 +122,11 @@ class Runner:
         on_result: Callable[[Job, Invocation], None] | None = None,
         *,
         keep_ok: bool = True,
+        record: Callable[[int, Invocation], None] | None = None,
     ) -> list[Invocation]:
         """Run every job; returns one Invocation per job, in job order (``keep_ok=False``:
-        only those that did not succeed, so 10,000 good items keep nothing)."""
+        only those that did not succeed, so 10,000 good items keep nothing). ``record``
+        (thread-safe) is handed each job's index and Invocation as it ends (a spill)."""
         jobs = jobs if isinstance(jobs, Sequence) else list(jobs)
         total = len(jobs)
         results: list[Invocation | object | None] = [None] * total
@@ -167,6 +169,8 @@ class Runner:
                     return
                 job = jobs[i]
                 inv = self.run_one(job)
+                if record is not None:
+                    record(i, inv)
                 results[i] = inv if keep_ok or not inv.ok else _SUCCEEDED
                 with callback_lock:
                     state["done"] += 1
@@ -214,6 +218,8 @@ class Runner:
                 out.append(res)
             elif res is None:
                 out.append(self._invocation(jobs[i], error="not run (interrupted)"))
+                if record is not None:
+                    record(i, out[-1])
         return out
 
     # -- one invocation -------------------------------------------------------------------------

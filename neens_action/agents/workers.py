@@ -50,9 +50,10 @@ class WorkerRunner(Runner):
 
     def run(self, jobs: Iterable[Job],
             on_result: Callable[[Job, Invocation], None] | None = None, *,
-            keep_ok: bool = True) -> list[Invocation]:
+            keep_ok: bool = True,
+            record: Callable[[int, Invocation], None] | None = None) -> list[Invocation]:
         try:
-            return super().run(jobs, on_result, keep_ok=keep_ok)
+            return super().run(jobs, on_result, keep_ok=keep_ok, record=record)
         finally:
             self.stop_workers()
 

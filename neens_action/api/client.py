@@ -27,6 +27,7 @@ from neens_action.api.sweep_comparison import SweepComparison
 from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.api.transport import USER_AGENT, Transport
 from neens_action.items import ItemDigest
+from neens_action.spill import RunRows
 
 CI_RESULT_RETRIES = 8  # within a 15 s budget (post_ci_result)
 
@@ -35,6 +36,8 @@ class NeensClient(Transport):
     """A Neens API client. Methods return the answer decoded into its typed object
     (:mod:`neens_action.api.answers`) or raise NeensApiError; an answer that is not a JSON
     object where one is expected is an "unreadable server answer" (NeensApiError)."""
+
+    spills_rows = True  # ``get_run(rows=)`` spills the item rows to disk
 
     # -- pre-prod runs -------------------------------------------------------------
 
@@ -47,15 +50,20 @@ class NeensClient(Transport):
                                                     idempotency_key=key, reader=WITHOUT_ITEMS)),
                           items=False)
 
-    def get_run(self, run_id: str, *, digest: ItemDigest | None = None) -> Run:
+    def get_run(self, run_id: str, *, digest: ItemDigest | None = None,
+                rows: RunRows | None = None) -> Run:
         """``GET /preprod-evals/{id}``, streamed. ``digest``: the item rows are folded
         into it as they are decoded and the run comes back without ``items``, so a
-        10,000-item run is never held whole."""
+        10,000-item run is never held whole. ``rows``: they are spilled to it instead (the
+        run's ``raw`` keeps an empty ``items`` list where the rows were)."""
         path = f"/preprod-evals/{path_segment(run_id)}"
-        if digest is None:
+        if digest is None and rows is None:
             return Run.decode(self._get_object(path))
+        sink = digest if digest is not None else rows
+        assert sink is not None
         return Run.decode(self._object("GET", path, self.request(
-            "GET", path, safe=True, reader=rows_reader(digest.add, digest.reset))), items=False)
+            "GET", path, safe=True, reader=rows_reader(sink.add, sink.reset))),
+            items=digest is None)
 
     def get_run_summary(self, run_id: str) -> Run:
         """``GET /preprod-evals/{id}?items=false``: the run without its per-item list, for

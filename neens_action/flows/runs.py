@@ -30,6 +30,7 @@ from neens_action.errors import NeensApiError, RunError
 from neens_action.flows.polling import poll_until
 from neens_action.items import FrozenItem, ItemDigest, ItemSpool, LazySequence
 from neens_action.outcome import Invocation, Outcome
+from neens_action.spill import Records, RunRows
 from neens_action.world import World
 
 if TYPE_CHECKING:
@@ -151,14 +152,18 @@ def run_agents(command: Sequence[str] | str, jobs: Sequence[Job], *, world: Worl
                timeout: float | None, concurrency: int, output_cap: int = DEFAULT_OUTPUT_CAP,
                on_result: Callable[[Job, Invocation], None] | None = None,
                runner: Runner | None = None, keep_ok: bool = True,
-               workers: int | None = None) -> list[Invocation]:
+               workers: int | None = None,
+               record: Callable[[int, Invocation], None] | None = None) -> list[Invocation]:
     """Run the command once per job (interrupt-safe: agents are killed before re-raising),
     or with ``workers``, in that many long-lived worker processes.
-    ``keep_ok=False``: only the invocations that did not succeed are returned."""
+    ``keep_ok=False``: only the invocations that did not succeed are returned; ``record``
+    is handed every job's index and invocation as it ends."""
     runner = runner or make_runner(command, timeout=timeout, concurrency=concurrency,
                                    workers=workers, output_cap=output_cap, log=world.log,
                                    log_every=LOG_EVERY, environ=world.environ)
-    return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
+    if record is None:
+        return runner.run(jobs, on_result=on_result, keep_ok=keep_ok)
+    return runner.run(jobs, on_result=on_result, keep_ok=keep_ok, record=record)
 
 
 def agents_phrase(concurrency: int, workers: int | None) -> str:
@@ -244,18 +249,22 @@ def note_run(run: Run, outcome: Outcome, world: World) -> None:
 
 
 def replay_items(items: Sequence[FrozenItem], outcome: Outcome, settings: EvalRunSettings, *,
-                 world: World, label: str, keep_ok: bool = True) -> None:
+                 world: World, label: str, keep_ok: bool = True, spill: bool = False) -> None:
     """Run the agent once per item for ``outcome.run_id`` (the execution settings:
     ``command``, ``timeout``, ``concurrency``, ``workers``, ``output_cap``) into
     ``outcome.invocations``; ``keep_ok=False`` keeps only the invocations that failed.
+    ``keep_ok=True`` with ``spill``: every invocation is spilled to disk as it ends
+    (one per item, read back in item order), memory keeping only the failed ones meanwhile.
     ``world.starting`` is told first (the CI step's running comment, before any agent)."""
     world.starting(len(items))
     jobs = ItemJobs(items, run_id=outcome.run_id, version_label=label, base_env=world.environ)
-    outcome.invocations = run_agents(settings.command, jobs, world=world,
-                                     timeout=settings.timeout,
-                                     concurrency=settings.concurrency,
-                                     output_cap=settings.output_cap, keep_ok=keep_ok,
-                                     workers=settings.workers)
+    store = Records(Invocation, len(items)) if keep_ok and spill else None
+    invocations = run_agents(settings.command, jobs, world=world,
+                             timeout=settings.timeout, concurrency=settings.concurrency,
+                             output_cap=settings.output_cap,
+                             keep_ok=keep_ok and store is None, workers=settings.workers,
+                             record=store.put if store is not None else None)
+    outcome.invocations = invocations if store is None else store  # type: ignore[assignment]
     if not keep_ok:  # only failures were kept: count the successes for the verdict
         outcome.agents_ok = len(items) - len(outcome.invocations)
 
@@ -298,7 +307,8 @@ def drive_run(client: NeensClient, outcome: Outcome, settings: EvalRunSettings, 
         how = agents_phrase(settings.concurrency, settings.workers)
         world.log(f"Running {total} item(s) with {how} (version={label!r})")
         # A console report needs only the invocations that failed (one per item otherwise).
-        replay_items(items, outcome, settings, world=world, label=label, keep_ok=full)
+        replay_items(items, outcome, settings, world=world, label=label, keep_ok=full,
+                     spill=full)
     ok = total - sum(1 for inv in outcome.invocations if not inv.ok)
     world.log(f"Command finished for {ok}/{total} item(s) with rc=0")
     outcome.started = True
@@ -376,5 +386,9 @@ def poll_run(client: NeensClient, run_id: str, *, world: World, interval: float,
         else:
             run = client.get_run(run_id, digest=digest)
     elif summary is not None and run.items is None:  # polled without the items: read them
-        run = client.get_run(run_id)
+        if getattr(client, "spills_rows", False):  # to disk, as they stream in
+            rows = RunRows()
+            run = dataclasses.replace(client.get_run(run_id, rows=rows), items=rows)
+        else:
+            run = client.get_run(run_id)
     return run

@@ -14,10 +14,9 @@ refuses) becomes a notice or a warning line.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from neens_action.publish.progress import StickyProgress, sticky_key
 from neens_action.redact import redact
 from neens_action.report.model import Report
 from neens_action.report.render.markdown import SUMMARY_LIMIT_BYTES, render_comment, render_summary
+from neens_action.spill import Filtered, Spill
 from neens_action.text import scrub_text
 
 ECHO_INVOCATIONS = 10  # failing agents whose output is echoed
@@ -55,13 +55,15 @@ class PublishConfig:
     log: Callable[[str], None] = field(default=print, repr=False)
 
 
-def write_file(path: Path, text: str) -> Path:
-    """Atomic write, mode 0644 (a later CI step may run as another user)."""
+def write_file(path: Path, text: str | Iterable[str]) -> Path:
+    """Atomic write, mode 0644 (a later CI step may run as another user). ``text`` may come
+    in pieces (each redacted on its own: a piece ends between two JSON values)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(redact(scrub_text(text)))
+            for piece in [text] if isinstance(text, str) else text:
+                fh.write(redact(scrub_text(piece)))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -71,9 +73,18 @@ def write_file(path: Path, text: str) -> Path:
 
 
 def result_text(result_json: Any) -> str:
+    return "".join(result_pieces(result_json))
+
+
+def result_pieces(result_json: Any) -> Iterator[str]:
+    """The result file's text, in pieces (a document's spilled item lists streamed)."""
     if isinstance(result_json, str):
-        return result_json if result_json.endswith("\n") else result_json + "\n"
-    return json.dumps(result_json, indent=2, ensure_ascii=False) + "\n"
+        yield result_json if result_json.endswith("\n") else result_json + "\n"
+        return
+    from neens_action.report.render.json import chunks
+
+    yield from chunks(result_json, allow_nan=True)
+    yield "\n"
 
 
 def base_outputs(report: Report) -> dict[str, str]:
@@ -88,10 +99,18 @@ def base_outputs(report: Report) -> dict[str, str]:
     return outputs
 
 
-def failing_invocations(outcome: Outcome | None) -> list[Invocation]:
+def failing_invocations(outcome: Outcome | None) -> Sequence[Invocation]:
+    """The invocations that did not succeed (of spilled ones, a view read from disk)."""
     if outcome is None:
         return []
-    return [inv for inv in getattr(outcome, "invocations", []) if not inv.ok]
+    invocations = getattr(outcome, "invocations", [])
+    if isinstance(invocations, Spill):
+        return Filtered(invocations, _failed)
+    return [inv for inv in invocations if not inv.ok]
+
+
+def _failed(inv: Invocation) -> bool:
+    return not inv.ok
 
 
 class FilesPublisher(StickyProgress):
@@ -114,7 +133,7 @@ class FilesPublisher(StickyProgress):
         cfg = self.config
         if cfg.result_file is not None and result_json is not None:
             try:
-                write_file(cfg.result_file, result_text(result_json))
+                write_file(cfg.result_file, result_pieces(result_json))
                 outputs["result-json"] = self.relative(cfg.result_file)
             except OSError as exc:
                 self.log(f"neens: warning: could not write {cfg.result_file}: {exc.strerror}")

@@ -21,6 +21,7 @@ never shapes a link target.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from urllib.parse import quote
@@ -28,7 +29,8 @@ from urllib.parse import quote
 from neens_action.ci import platforms
 from neens_action.ci.platforms import Platform
 from neens_action.errors import UsageError
-from neens_action.report.model import Report
+from neens_action.report.model import ItemVerdict, Report
+from neens_action.spill import Spill
 
 RUN_ID = "{run_id}"
 ITEM_ID = "{item_id}"
@@ -111,6 +113,11 @@ def ci_context(environ: Mapping[str, str], platform: Platform | None = None) -> 
     return {"platform": platform.context_name, "job_url": url if _HTTP.match(url) else ""}
 
 
+def _linked(template: str, run_id: str, item: ItemVerdict) -> ItemVerdict:
+    item.link = item_link(template, run_id, item.item_id)
+    return item
+
+
 def attach(report: Report, *, ui_url: str = "", environ: Mapping[str, str] | None = None,
            baseline_run_id: str = "", platform: Platform | None = None) -> Report:
     """Fill ``run_url``, item links, ``links`` and ``context`` (idempotent). ``ui_url`` (the
@@ -120,8 +127,11 @@ def attach(report: Report, *, ui_url: str = "", environ: Mapping[str, str] | Non
     if report.kind != "sweep":
         report.run_url = ui_link(template, report.run_id)
         if ITEM_ID in template and report.run_id:
-            for item in report.items:
-                item.link = item_link(template, report.run_id, item.item_id)
+            if isinstance(report.items, Spill):  # spilled: linked as each is read back
+                report.items.view = functools.partial(_linked, template, report.run_id)
+            else:
+                for item in report.items:
+                    item.link = item_link(template, report.run_id, item.item_id)
     base = ui_link(template, baseline_run_id)
     if base:
         report.links["baseline"] = base

@@ -7,6 +7,7 @@ own medium.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -127,7 +128,9 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     policy: list[PolicyLine] = field(default_factory=list)
-    items: list[ItemVerdict] = field(default_factory=list)  # every item, in replay order...
+    # every item, in replay order (a list, or for a run whose rows were spilled to disk a
+    # ``neens_action.spill.Spill``, read one item at a time: never mutate its items)...
+    items: Sequence[ItemVerdict] = field(default_factory=list)
     # ...unless the run was digested (a console-only report): then ``items`` holds only the
     # first items that did not pass, and these say how many items there were in all
     items_total: int | None = None
@@ -140,7 +143,7 @@ class Report:
     # "50 % ▼ 50 pp vs 100 %"); raw text
     header: list[tuple[str, str]] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)  # a rule could not be evaluated, a waiver
-    agent_failures: list[AgentFailure] = field(default_factory=list)
+    agent_failures: Sequence[AgentFailure] = field(default_factory=list)  # may be spilled too
     agent_total: int = 0  # agent invocations in all (pull runs)
     hints: list[str] = field(default_factory=list)  # "How to fix" bullets for errors/failures
     # human links (never API paths): baseline, sweep, job, summary; and where the report
@@ -154,9 +157,17 @@ class Report:
     groups: list[FailureGroup] = field(default_factory=list)
 
     @property
-    def failed_items(self) -> list[ItemVerdict]:
-        """The items that did not pass (only the first ones of a digested run)."""
-        return [i for i in self.items if i.state != "pass"]
+    def failed_items(self) -> Sequence[ItemVerdict]:
+        """The items that did not pass (only the first ones of a digested run); of spilled
+        items, a sequence that reads each one from disk when asked for it."""
+        if isinstance(self.items, list):
+            return [i for i in self.items if i.state != "pass"]
+        from neens_action.spill import Filtered
+
+        cached = self.__dict__.get("_failing")
+        if cached is None or cached.records is not self.items:
+            cached = self.__dict__["_failing"] = Filtered(self.items, _not_passing)
+        return cached
 
     @property
     def item_count(self) -> int:
@@ -167,6 +178,10 @@ class Report:
         if self.items_not_passing is None:
             return len(self.failed_items)
         return self.items_not_passing
+
+
+def _not_passing(item: ItemVerdict) -> bool:
+    return item.state != "pass"
 
 
 @dataclass

@@ -12,7 +12,8 @@ scored by a judge) has neither key, so its document is what it was before them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, fields, replace
 from typing import Any
 
 from neens_action.report.model import (
@@ -35,8 +36,18 @@ REPORT_FORMAT = 1
 NOISE_FORMAT = 2  # a report that carries ``noise`` (repeats or history); else 1, unchanged
 
 
-def to_json(report: Report) -> dict[str, Any]:
-    doc = asdict(report)
+def to_json(report: Report, *,
+            streamed: Callable[[Sequence[Any], Callable[[Any], Any]], Any] | None = None
+            ) -> dict[str, Any]:
+    """The report as JSON values. ``streamed(values, convert)`` makes the per-item lists
+    (``items``, ``agent_failures``) instead of a list of ``convert(value)`` (the ``--json``
+    writer streams a spilled list; ``neens_action/report/render/json.py``)."""
+    if streamed is None:
+        doc = asdict(report)
+    else:
+        doc = asdict(replace(report, items=[], agent_failures=[]))
+        doc["items"] = streamed(report.items, asdict)
+        doc["agent_failures"] = streamed(report.agent_failures, asdict)
     doc["facts"] = [list(f) for f in report.facts]
     doc["header"] = [list(h) for h in report.header]
     for key in ("judges", "groups"):  # added later: absent when empty, as before them

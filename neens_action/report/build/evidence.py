@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
 
 from neens_action.agents.correlation import HTTP_PROTOBUF, otlp_protocol
 from neens_action.api.answers import Baseline, ItemRow
@@ -21,6 +22,7 @@ from neens_action.items import ItemDigest
 from neens_action.outcome import Invocation, Outcome
 from neens_action.report.fmt import finite, number
 from neens_action.report.model import AgentFailure, ItemVerdict, JudgeScore
+from neens_action.spill import Cursor, Records, RunRows, Spill
 
 JUDGE_PASS_MARK = 0.7  # spec: an item passes when the mean of its judge scores is >= 0.7
 NO_TRACE = "no trace captured"
@@ -45,7 +47,15 @@ def _baseline_results(outcome: Outcome) -> tuple[dict[str, Regression], bool]:
     return entries, compared
 
 
-def _as_before(outcome: Outcome, rows: list[ItemRow], regressed: set[str]) -> bool | None:
+def _inv_key(inv: Invocation) -> str:
+    return inv.item_id
+
+
+def _failure_key(failure: AgentFailure) -> str:
+    return failure.item_id
+
+
+def _as_before(outcome: Outcome, rows: Sequence[ItemRow], regressed: set[str]) -> bool | None:
     """Whether the failing items that did not regress were failing in the baseline too:
     True (all of them), False (none had a baseline verdict), None (cannot tell per item).
 
@@ -100,11 +110,14 @@ def agent_failure(inv: Invocation) -> AgentFailure | None:
                         inv.returncode, tail)
 
 
-def agent_failures(outcome: Outcome, rows: list[ItemRow]) -> list[AgentFailure]:
-    """Crashed / timed-out agents, then items whose agent exited 0 but left no trace."""
-    failures = [f for f in (agent_failure(inv) for inv in outcome.invocations) if f]
+def agent_failures(outcome: Outcome, rows: Sequence[ItemRow]) -> Sequence[AgentFailure]:
+    """Crashed / timed-out agents, then items whose agent exited 0 but left no trace
+    (spilled to disk when the rows are: there may be one per item)."""
+    failures: list[AgentFailure] | Spill[AgentFailure] = (
+        Records(AgentFailure) if isinstance(rows, RunRows) else [])
+    failures.extend(f for f in (agent_failure(inv) for inv in outcome.invocations) if f)
     failed_ids = {f.item_id for f in failures}
-    invs = {inv.item_id: inv for inv in outcome.invocations}
+    invs = Cursor(outcome.invocations, _inv_key)
     for row in rows:
         key = row.key
         if key in failed_ids or row.passed is not None:
@@ -124,7 +137,7 @@ def _no_answer(row: ItemRow) -> bool:
     return row.answer_missing and row.passed is False and row.captured_said is not False
 
 
-def no_answer_note(rows: list[ItemRow], agent_failed: set[str] | frozenset[str] = frozenset(),
+def no_answer_note(rows: Sequence[ItemRow], agent_failed: set[str] | frozenset[str] = frozenset(),
                    ) -> str:
     """The warning for items whose trace carried no answer text ("" when none); an item
     whose agent failed (a timeout cut its trace short) is an agent failure instead."""
@@ -136,11 +149,12 @@ def no_answer_note(rows: list[ItemRow], agent_failed: set[str] | frozenset[str] 
             f"{CAPTURE_SETTINGS}.")
 
 
-def run_rows(outcome: Outcome) -> tuple[list[ItemRow], ItemDigest | None]:
-    """The run's item rows (or the digest's kept rows) and the digest when there is one."""
+def run_rows(outcome: Outcome) -> tuple[Sequence[ItemRow], ItemDigest | None]:
+    """The run's item rows (or the digest's kept rows) and the digest when there is one
+    (spilled rows are read from disk, never listed in memory)."""
     listed = outcome.run.items if outcome.run is not None else None
     if listed is not None:
-        return list(listed), None
+        return (listed if isinstance(listed, RunRows) else list(listed)), None
     digest = outcome.item_digest
     if digest is None:
         return [], None
@@ -153,14 +167,17 @@ def _reason(row: ItemRow) -> str:
     return "; ".join(dict.fromkeys(reasons))
 
 
-def item_verdicts(outcome: Outcome, rows: list[ItemRow],
-                  failures: list[AgentFailure]) -> list[ItemVerdict]:
-    """Every row as an ItemVerdict with its evidence and state."""
-    invs = {inv.item_id: inv for inv in outcome.invocations}
-    by_agent = {f.item_id: f for f in failures}
+def item_verdicts(outcome: Outcome, rows: Sequence[ItemRow],
+                  failures: Sequence[AgentFailure]) -> Sequence[ItemVerdict]:
+    """Every row as an ItemVerdict with its evidence and state (spilled to disk when the
+    rows are)."""
+    invs = Cursor(outcome.invocations, _inv_key)
+    by_agent = Cursor(failures, _failure_key)
     regressed, compared = _baseline_results(outcome)
     before = _as_before(outcome, rows, set(regressed))
-    out = []
+    out: list[ItemVerdict] | Spill[ItemVerdict] = (
+        Records(ItemVerdict, nested={"judges": (JudgeScore, list)})
+        if isinstance(rows, RunRows) else [])
     for row in rows:
         key = row.key
         passed = row.passed
@@ -202,17 +219,18 @@ def item_verdicts(outcome: Outcome, rows: list[ItemRow],
     return out
 
 
-def failure_summary(failures: list[AgentFailure], total: int) -> str:
+def failure_summary(failures: Iterable[AgentFailure], total: int) -> str:
     """``6 of 6 agents crashed (exit code 3)`` / ``2 agents timed out (after 60s), ...``."""
-    groups: dict[str, list[AgentFailure]] = {}
+    groups: dict[str, tuple[int, set[str]]] = {}  # kind -> (count, details), first seen first
     for f in failures:
-        groups.setdefault(f.kind, []).append(f)
+        n, kind_details = groups.get(f.kind, (0, set()))
+        kind_details.add(f.detail)
+        groups[f.kind] = (n + 1, kind_details)
     parts = []
     of = f" of {total}" if total else ""
-    for kind, rows in groups.items():
-        n = len(rows)
+    for kind, (n, seen) in groups.items():
         noun = "agent" if n == 1 and not of else "agents"
-        details = sorted({r.detail for r in rows})
+        details = sorted(seen)
         shown = ", ".join(details[:3]) + (", …" if len(details) > 3 else "")
         if kind == "crashed":
             parts.append(f"{n}{of} {noun} crashed ({shown})")
@@ -228,7 +246,7 @@ def failure_summary(failures: list[AgentFailure], total: int) -> str:
     return ", ".join(parts)
 
 
-def failure_hints(failures: list[AgentFailure], timeout: object = None) -> list[str]:
+def failure_hints(failures: Iterable[AgentFailure], timeout: object = None) -> list[str]:
     kinds = {f.kind for f in failures}
     hints = []
     if "crashed" in kinds or "launch_failed" in kinds:

@@ -169,6 +169,7 @@ def build_stress_report(outcome: Outcome) -> Report:
             report.title += f" (run {report.run_id})"
     if not report.items and outcome.run:
         report.items = items_from_run(outcome.run)
+    report.items = list(report.items)  # annotated in place below (a spilled list is not)
     annotate(report.items, suite)
     facts = suite_facts(suite)
     if facts:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 from neens_action.redact import redact
@@ -33,13 +34,19 @@ def _fmt_time(seconds: float | None) -> str:
 
 
 class _Suite:
-    def __init__(self, name: str) -> None:
+    """One ``<testsuite>``: its counts, and its cases when ``keep`` (the streamed writer
+    counts first and makes the cases again as it writes them)."""
+
+    def __init__(self, name: str, keep: bool = True) -> None:
         self.name = name
+        self.keep = keep
         self.cases: list[ET.Element] = []
+        self.tests = 0
         self.failures = 0
         self.errors = 0
         self.skipped = 0
         self.time = 0.0
+        self.last: ET.Element | None = None  # the case made last
 
     def case(self, name: str, classname: str, seconds: float | None) -> ET.Element:
         el = ET.Element(
@@ -47,7 +54,10 @@ class _Suite:
             {"name": xml_text(name), "classname": xml_text(classname), "time": _fmt_time(seconds)},
         )
         self.time += max(seconds or 0.0, 0.0)
-        self.cases.append(el)
+        self.tests += 1
+        self.last = el
+        if self.keep:
+            self.cases.append(el)
         return el
 
     def element(self, index: int) -> ET.Element:
@@ -56,7 +66,7 @@ class _Suite:
             {
                 "name": xml_text(self.name),
                 "id": str(index),
-                "tests": str(len(self.cases)),
+                "tests": str(self.tests),
                 "failures": str(self.failures),
                 "errors": str(self.errors),
                 "skipped": str(self.skipped),
@@ -154,22 +164,27 @@ def _policy_case(suite: _Suite, line: PolicyLine) -> None:
         ET.SubElement(case, "system-out").text = xml_text(text)
 
 
-def build(report: Report) -> ET.Element:
-    """The ``<testsuites>`` element for ``report`` (see the module docstring)."""
+def _run_case(suite: _Suite, report: Report, dataset_name: str) -> None:
+    """The ``run`` case of a run error (or of a run that scored nothing)."""
+    case = suite.case("run", dataset_name, None)
+    suite.errors += 1
+    message = report.error or "no item was scored"
+    _child(case, "error", message, "run_error", f"{report.headline}\n{message}".strip())
+
+
+def _suites(report: Report, *, keep: bool) -> dict[str, _Suite]:
+    """Every suite, in the order of its first case, with its counts (and its cases when
+    ``keep``)."""
     dataset_name = report.title or "neens eval"
     suites: dict[str, _Suite] = {}
 
     def suite_for(name: str) -> _Suite:
         if name not in suites:
-            suites[name] = _Suite(name)
+            suites[name] = _Suite(name, keep)
         return suites[name]
 
     if report.error or not report.items:
-        run = suite_for(dataset_name)
-        case = run.case("run", dataset_name, None)
-        run.errors += 1
-        message = report.error or "no item was scored"
-        _child(case, "error", message, "run_error", f"{report.headline}\n{message}".strip())
+        _run_case(suite_for(dataset_name), report, dataset_name)
     noise = _Noise(report.noise) if report.noise is not None else None
     for item in report.items:
         name = item.suite or dataset_name
@@ -178,13 +193,15 @@ def build(report: Report) -> ET.Element:
         policy = suite_for("policy")
         for line in report.policy:
             _policy_case(policy, line)
+    return suites
 
-    root = ET.Element("testsuites", {"name": xml_text(dataset_name)})
+
+def _root(report: Report, suites: dict[str, _Suite]) -> ET.Element:
+    root = ET.Element("testsuites", {"name": xml_text(report.title or "neens eval")})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     elapsed = 0.0
-    for index, suite in enumerate(suites.values()):
-        root.append(suite.element(index))
-        totals["tests"] += len(suite.cases)
+    for suite in suites.values():
+        totals["tests"] += suite.tests
         totals["failures"] += suite.failures
         totals["errors"] += suite.errors
         totals["skipped"] += suite.skipped
@@ -195,12 +212,66 @@ def build(report: Report) -> ET.Element:
     return root
 
 
+def build(report: Report) -> ET.Element:
+    """The ``<testsuites>`` element for ``report`` (see the module docstring)."""
+    suites = _suites(report, keep=True)
+    root = _root(report, suites)
+    for index, suite in enumerate(suites.values()):
+        root.append(suite.element(index))
+    return root
+
+
+def _cases(report: Report, name: str) -> Iterator[ET.Element]:
+    """The cases of suite ``name``, made again one at a time, in the order :func:`build`
+    makes them."""
+    dataset_name = report.title or "neens eval"
+    suite = _Suite(name, keep=False)
+    if name == dataset_name and (report.error or not report.items):
+        _run_case(suite, report, dataset_name)
+        yield suite.last  # type: ignore[misc]
+    noise = _Noise(report.noise) if report.noise is not None else None
+    for item in report.items:
+        if (item.suite or dataset_name) == name:
+            _item_case(suite, item, name, noise)
+            yield suite.last  # type: ignore[misc]
+    if name == "policy":
+        for line in report.policy:
+            _policy_case(suite, line)
+            yield suite.last  # type: ignore[misc]
+
+
+def _opening(el: ET.Element, inner: str) -> tuple[str, str]:
+    """``el``'s start tag followed by ``inner``, and its end tag, as ElementTree writes them."""
+    el.text = inner
+    text = ET.tostring(el, encoding="unicode")
+    end = f"</{el.tag}>"
+    return text[:-len(end)], end
+
+
+def pieces(report: Report) -> Iterator[str]:
+    """The text of :func:`render`, one test case a piece: the items are read twice (counts,
+    then cases), never held (a run's items may be spilled to disk)."""
+    suites = _suites(report, keep=False)
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    start, end = _opening(_root(report, suites), "\n  ")
+    yield start
+    for index, suite in enumerate(suites.values()):
+        last_suite = index == len(suites) - 1
+        head, tail = _opening(suite.element(index), "\n    ")
+        yield head
+        remaining = suite.tests
+        for case in _cases(report, suite.name):
+            remaining -= 1
+            ET.indent(case, space="  ", level=2)
+            case.tail = "\n    " if remaining else "\n  "
+            yield ET.tostring(case, encoding="unicode")
+        yield tail + ("\n" if last_suite else "\n  ")
+    yield end + "\n"
+
+
 def render(report: Report) -> str:
     """The JUnit document as text (UTF-8 XML declaration, indented)."""
-    root = build(report)
-    ET.indent(root, space="  ")
-    body = ET.tostring(root, encoding="unicode")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+    return "".join(pieces(report))
 
 
 def write(report: Report, path: str | os.PathLike[str]) -> Path:
@@ -210,7 +281,8 @@ def write(report: Report, path: str | os.PathLike[str]) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=".neens-junit-", suffix=".xml", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(redact(render(report)))  # secrets never reach a file we write
+            for piece in pieces(report):  # one case at a time: a piece ends between elements
+                fh.write(redact(piece))  # secrets never reach a file we write
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; later CI steps may run as another user
         os.replace(tmp, target)
     except BaseException:

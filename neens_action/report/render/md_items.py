@@ -11,7 +11,8 @@ words are shortened or given break points so no cell is wider than the column.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, islice
 
 from neens_action.report.fmt import points, rate
 from neens_action.report.fmt import score as fmt_score
@@ -212,27 +213,31 @@ def _answer(item: ItemVerdict, chars: int) -> str:
     return text
 
 
-def ordered(report: Report, per_group: int = 0) -> list[ItemVerdict]:
+def _by_state(failed: Iterable[ItemVerdict]) -> Iterator[ItemVerdict]:
+    """Failing items, the worst state first, each state in replay order: one pass over the
+    items per state, so a spilled run's items are read from disk, never held all at once."""
+    for rank in sorted(set(ORDER.values()) | {4}):
+        yield from (i for i in failed if ORDER.get(i.status, 4) == rank)
+
+
+def ordered(report: Report, per_group: int = 0) -> Iterator[ItemVerdict]:
     """Failing items, one of each failure group first (the worst state first), then the rest
     in the same order; ``per_group``: at most that many of each group (0: all of them)."""
-    failed = sorted(report.failed_items, key=lambda i: ORDER.get(i.status, 4))
+    failed = report.failed_items
     if not folds(report):
-        return failed
-    by_id = {i.item_id: i for i in failed}
+        yield from _by_state(failed)
+        return
+    first_ids = {g.items[0] for g in report.groups if g.items}
+    found = {i.item_id: i for i in failed if i.item_id in first_ids}
+    firsts = [found[g.items[0]] for g in report.groups if g.items and g.items[0] in found]
+    seen = {i.item_id for i in firsts}
     group_of = {k: n for n, g in enumerate(report.groups) for k in g.items}
-    firsts = [by_id[g.items[0]] for g in report.groups if g.items and g.items[0] in by_id]
-    seen = {id(i) for i in firsts}
-    out = firsts + [i for i in failed if id(i) not in seen]
-    if not per_group:
-        return out
     taken: dict[int, int] = {}
-    kept = []
-    for item in out:
+    for item in chain(firsts, (i for i in _by_state(failed) if i.item_id not in seen)):
         n = group_of.get(item.item_id, -1)
         taken[n] = taken.get(n, 0) + 1
-        if n < 0 or taken[n] <= per_group:
-            kept.append(item)
-    return kept
+        if not per_group or n < 0 or taken[n] <= per_group:
+            yield item
 
 
 def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
@@ -242,11 +247,11 @@ def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
     expected, the agent's answer with the judge's reason. ``fold_over``: more rows than this
     go into ``<details>`` (0: never); ``per_group``: at most that many rows of items that
     failed the same way (the groups table counts them all)."""
-    failed, count = ordered(report, per_group), report.not_passing_count
-    if not failed:
+    shown, count = list(islice(ordered(report, per_group), max_rows)), report.not_passing_count
+    if not shown:
         return []
     rows = []
-    for item in failed[:max_rows]:
+    for item in shown:
         label = state(item) if state else STATE_LABEL.get(item.status, md_text(item.state))
         rows.append("| " + " | ".join((
             _item(item, label, chars), _judge_marks(item),
@@ -257,7 +262,7 @@ def items(report: Report, max_rows: int, *, chars: int, more_url: str = "",
         out = ["<details>", f"<summary>{md_html(title)}</summary>", "", *body, "", "</details>"]
     else:
         out = [f"#### {title}", "", *body]
-    hidden = count - min(len(failed), max_rows)
+    hidden = count - len(shown)
     if hidden > 0:
         where = md_link("the full job summary", more_url) if more_url else "the job summary"
         out += ["", f"_…and {hidden} more failing item(s): see {where}._"]
