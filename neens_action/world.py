@@ -18,6 +18,7 @@ from typing import TextIO, cast
 
 from neens_action.ci import platforms
 from neens_action.ci.platforms import Platform
+from neens_action.errors import Interrupted
 
 
 class Clock:
@@ -59,6 +60,8 @@ class World:
             return
         try:
             self.on_start(items)
+        except Interrupted:  # SIGTERM while the note was being posted: the run stops
+            raise
         except Exception as exc:  # a progress note never stops the run
             self.log(f"neens: warning: could not post the progress comment: "
                      f"{type(exc).__name__}")

@@ -35,7 +35,7 @@ from neens_action.ci.modes import shard as shard_mode
 from neens_action.ci.modes import stress as stress_mode
 from neens_action.ci.modes import sweep as sweep_mode
 from neens_action.ci.modes.common import check_input_rules, doing, short_sha
-from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, NeensError
+from neens_action.errors import EXIT_ERROR, EXIT_INTERRUPTED, Interrupted, NeensError
 from neens_action.pipeline import Publisher
 from neens_action.publish.actions import Commands, GuardedStream
 from neens_action.settings.connection import make_client
@@ -284,6 +284,8 @@ def announce(publishers: list[Publisher], mode: str, settings: object, world: Wo
             running = getattr(publisher, "running", None)
             if what is not None and running is not None:
                 running(what, world.clock.utcnow())
+    except Interrupted:  # SIGTERM while the note was being posted: the job stops
+        raise
     except Exception as exc:  # a progress note never stops the job
         world.log(f"neens: warning: could not post the progress comment: {type(exc).__name__}")
 

@@ -37,32 +37,47 @@ def work_done(sb: Sandbox) -> dict[str, int]:
     return {table: db_count(sb, table) for table in WORK_TABLES}
 
 
-class WatchingGitHub(FakeGitHub):
+class _Watching:
+    """A fake platform that notes the sandbox's work when the first comment (``POST`` to a
+    path ending in ``suffix``) arrives."""
+
+    suffix = ""
+
+    def watch(self, sb: Sandbox) -> None:
+        self.sb = sb
+        self.at_first_post: dict[str, int] | None = None
+
+    def noted(self, req: Request) -> None:
+        if (req.method == "POST" and req.path.endswith(self.suffix)
+                and self.at_first_post is None):
+            self.at_first_post = work_done(self.sb)
+
+
+class WatchingGitHub(_Watching, FakeGitHub):
     """The fake GitHub, noting the sandbox's work when the first comment is posted."""
+
+    suffix = "/comments"
 
     def __init__(self, sb: Sandbox) -> None:
         super().__init__(token=GH_TOKEN)
-        self.sb = sb
-        self.at_first_post: dict[str, int] | None = None
+        self.watch(sb)
 
     def handle(self, req: Request) -> Reply:
-        if (req.method == "POST" and req.path.endswith("/comments")
-                and self.at_first_post is None):
-            self.at_first_post = work_done(self.sb)
+        self.noted(req)
         return super().handle(req)
 
 
-class WatchingGitLab(FakeGitLab):
+class WatchingGitLab(_Watching, FakeGitLab):
     """The fake GitLab, noting the sandbox's work when the first note is posted."""
+
+    suffix = "/notes"
 
     def __init__(self, sb: Sandbox) -> None:
         super().__init__(token=GL_TOKEN)
-        self.sb = sb
-        self.at_first_post: dict[str, int] | None = None
+        self.watch(sb)
 
     def handle(self, req: Request) -> Reply:
-        if req.method == "POST" and req.path.endswith("/notes") and self.at_first_post is None:
-            self.at_first_post = work_done(self.sb)
+        self.noted(req)
         return super().handle(req)
 
 

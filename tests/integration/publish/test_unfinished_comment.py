@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +45,22 @@ def _running_posted(gh: FakeGitHub) -> bool:
     return any("Neens eval running" in c["body"] for c in gh.comments(7))
 
 
+def _once_running(env: dict[str, str], gh: FakeGitHub,
+                  act: Callable[[subprocess.Popen[str]], object],
+                  timeout: float) -> tuple[int, str]:
+    """Start the job, ``act`` on it once its running comment is up, and wait for it to end:
+    (its exit code, its stderr)."""
+    proc = _start(env)
+    try:
+        assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
+        act(proc)
+        _out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
+
+
 def _only_comment(gh: FakeGitHub) -> str:
     comments = gh.comments(7)
     assert len(comments) == 1, [c["body"][:200] for c in comments]
@@ -61,15 +77,9 @@ def _hanging(sandbox: Sandbox, gh: FakeGitHub, tmp: Path, sha: str = "a") -> dic
 
 def test_sigterm_replaces_the_running_comment_with_did_not_finish(
         sandbox: Sandbox, gh: FakeGitHub, tmp_path: Path) -> None:
-    proc = _start(_hanging(sandbox, gh, tmp_path))
-    try:
-        assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
-        proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err[-3000:]
+    code, err = _once_running(_hanging(sandbox, gh, tmp_path), gh,
+                              lambda proc: proc.send_signal(signal.SIGTERM), timeout=90)
+    assert code == 130, err[-3000:]
     body = _only_comment(gh)
     assert "Neens eval running" not in body and "⏳" not in body
     assert "⚠️ **The job did not finish**: interrupted" in body
@@ -97,15 +107,9 @@ def test_the_sandbox_stopping_mid_run_leaves_an_error_comment(
     env = _github_env(sandbox, gh, tmp_path, "slow")
     # the agents' exports to the stopped server fail fast (the example agent's own deadline)
     env.update(AGENT_SLOW_S="1", INPUT_CONCURRENCY="3", OTEL_EXPORTER_OTLP_TIMEOUT="1")
-    proc = _start(env)
-    try:
-        assert wait_for(lambda: _running_posted(gh), timeout=90), "no running comment"
-        sandbox.stop()  # the server goes away while the agents run
-        _out, err = proc.communicate(timeout=240)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 2, err[-3000:]
+    # the server goes away while the agents run
+    code, err = _once_running(env, gh, lambda _proc: sandbox.stop(), timeout=240)
+    assert code == 2, err[-3000:]
     body = _only_comment(gh)
     assert "Neens eval running" not in body and "⏳" not in body
     assert "Errored" in body and JOB_URL in body

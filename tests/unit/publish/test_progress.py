@@ -6,6 +6,9 @@ import io
 from datetime import datetime, timezone
 from types import SimpleNamespace
 
+import pytest
+
+from neens_action.errors import Interrupted
 from neens_action.publish.progress import (
     StickyProgress,
     create_doing,
@@ -51,6 +54,18 @@ def test_a_failing_hook_is_one_warning_and_the_run_goes_on() -> None:
     assert err.getvalue() == ("neens: warning: could not post the progress comment: "
                               "RuntimeError\n")
     World(environ={}, err=err).starting(3)  # nobody listening: nothing happens
+
+
+def test_an_interrupt_while_the_note_is_posted_stops_the_run() -> None:
+    # SIGTERM raises Interrupted wherever the main thread is, the comment's request included:
+    # swallowed as "could not post", the run went on with its agents until they ended
+    def slow_post(items: int) -> None:
+        raise Interrupted()
+
+    err = io.StringIO()
+    with pytest.raises(Interrupted):
+        World(environ={}, err=err, on_start=slow_post).starting(3)
+    assert err.getvalue() == ""
 
 
 def test_each_mode_says_what_it_does() -> None:
