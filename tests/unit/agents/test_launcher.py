@@ -49,6 +49,25 @@ def open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
+def inherited_ignored() -> int:
+    """The signals this test process was started with ignored, as a mask: a shell's
+    background job ignores SIGINT and SIGQUIT, and an agent inherits that as any child would
+    (restore_signals resets only what Python itself ignores: SIGPIPE, SIGXFSZ)."""
+    mask = 0
+    for sig in signal.valid_signals():
+        if sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                mask |= 1 << (sig - 1)
+        except (OSError, ValueError):
+            continue
+    return mask
+
+
+IGNORED = inherited_ignored()
+
+
 def signal_state(text: str) -> dict[str, int]:
     return {k: int(v, 16) for k, v in (line.split(":\t") for line in text.splitlines())}
 
@@ -114,7 +133,7 @@ def test_same_signal_state_as_popen_restore_signals():
     _, ours, _ = run(launcher.launch_glibc, SIGNAL_PROBE)
     theirs = subprocess.run(SIGNAL_PROBE, capture_output=True, text=True, check=True).stdout
     assert ours == theirs
-    assert signal_state(ours) == {"SigBlk": 0, "SigIgn": 0}
+    assert signal_state(ours) == {"SigBlk": 0, "SigIgn": IGNORED}
 
 
 def test_a_thread_with_blocked_signals_still_gives_the_agent_an_empty_mask(launch):
@@ -132,7 +151,7 @@ def test_a_thread_with_blocked_signals_still_gives_the_agent_an_empty_mask(launc
     t = threading.Thread(target=worker)
     t.start()
     t.join(60)
-    assert seen["child"] == {"SigBlk": 0, "SigIgn": 0}
+    assert seen["child"] == {"SigBlk": 0, "SigIgn": IGNORED}
     assert seen["thread"] == blocked
 
 
@@ -152,7 +171,7 @@ def test_a_pending_blocked_signal_is_not_delivered_by_the_popen_launch():
     t = threading.Thread(target=worker)
     t.start()
     t.join(60)
-    assert seen["child"] == {"SigBlk": 1 << (signal.SIGUSR1 - 1), "SigIgn": 0}
+    assert seen["child"] == {"SigBlk": 1 << (signal.SIGUSR1 - 1), "SigIgn": IGNORED}
     assert seen["pending"] == {signal.SIGUSR1}
     assert seen["consumed"] == signal.SIGUSR1
 
