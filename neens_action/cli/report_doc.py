@@ -10,6 +10,7 @@ must be there, and the first mismatch is one sentence naming its path
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import functools
 import json
@@ -100,7 +101,7 @@ def _check_type(value: Any, hint: Any, where: str) -> None:
             except BadDocument as exc:
                 errors.append(str(exc))
         raise BadDocument(errors[0] if len(errors) == 1 else f"{where}: has the wrong type")
-    if origin is list:
+    if origin in (list, collections.abc.Sequence):  # a spilled run's items read as a list
         if not isinstance(value, list):
             raise BadDocument(f"{where}: must be a list")
         for i, element in enumerate(value):

@@ -96,7 +96,9 @@ def test_act_runs_the_host_action_like_the_container_action(lab: Lab, image: str
         assert len(comments) == 2, json.dumps(comments)[:2000]
         box, host = (c["body"] for c in comments)
         assert "leg=container" in box and "leg=host" in host
-        assert "✅ Passed" in box and _normalise(box) == _normalise(host)
+        # no run on main yet in this sandbox: branch:main fell back to the production window
+        assert "### ⚠️ Passed, with caveats" in box and "baseline fell back" in box, box
+        assert _normalise(box) == _normalise(host)
         assert e2e_sandbox.api_key not in log and TOKEN not in log
     finally:
         gh.stop()

@@ -100,7 +100,12 @@ def test_timed_out_agents_are_agent_failures_on_every_surface(sandbox, tmp_path)
         text = rendered(sandbox, result, fmt)
         assert "**Regressions** 0 · **Agent failures** 3 of 6 agents timed out (after 10 s)" \
             in text, text
-        assert "🔻 regressed" not in text and text.count("💥 agent failed") == 3
+        assert "🔻 regressed" not in text
+        items = text.split("#### Failing items (3 of 6)", 1)[1]  # one row per item, each one
+        assert items.count("<br>💥 agent failed<br>") == 3, text
+        groups = text.split("#### Failing the same way", 1)[1].split("####", 1)[0]
+        assert "regress" not in groups  # the groups hold the same three, as agent failures
+        assert groups.count("| 💥 agent failed |") == 2 and "| 2 |" in groups, groups
         assert "Agent output of it_1: timed out (after 10 s), last lines" in text
         assert "agent: calling the model for it_1" in text
     console = rendered(sandbox, result, "text")
