@@ -5,7 +5,8 @@ A run's rows are read on every call (SQLite hands them over quickly); only the J
 of a row that differs from the one decoded last time are decoded again (``json.loads`` was
 most of the cost of reading a 10,000-item run). The comparison is the whole row, so nothing
 that writes ``run_items`` needs to tell this module: a changed row is simply decoded again.
-The decoded dicts are shared between calls, so callers get shallow copies.
+The decoded dicts are shared between calls, so callers get shallow copies. The OTLP receiver
+also hands over each item it scores (:func:`remember`), decoded from the values it holds.
 """
 
 from __future__ import annotations
@@ -38,6 +39,28 @@ def decode_item(row: Any) -> dict[str, Any]:
     item["judges"] = loads(item.get("judges"), []) or []
     item["passed"] = None if item["passed"] is None else bool(item["passed"])
     return item
+
+
+def remember(ctx: Context, run_id: str, row: Any, *, session: dict[str, Any],
+             scores: dict[str, Any]) -> None:
+    """An item just scored, as its row now reads, decoded from the values the scorer already
+    holds: the run's next read (``/start``, a poll, the finish) finds it decoded, so a run's
+    items are decoded as they are scored, never all at once. ``session`` and ``scores``
+    must be what the row's JSON columns hold (and are not changed afterwards)."""
+    item = dict(row)
+    item["session"] = session
+    item["scores"] = scores or {}
+    item["judges"] = loads(item.get("judges"), []) or []
+    item["passed"] = None if item["passed"] is None else bool(item["passed"])
+    cache: OrderedDict[str, dict[str, tuple[tuple, dict]]] = ctx.extras.setdefault(
+        "run_items_decoded", OrderedDict())
+    with _LOCK:
+        known = cache.get(run_id)
+        if known is None:
+            known = cache[run_id] = {}
+            while len(cache) > _RUNS_KEPT:
+                cache.popitem(last=False)
+        known[item["item_id"]] = (tuple(row), item)
 
 
 def decoded_items(ctx: Context, run_id: str, rows: list[Any]) -> list[dict[str, Any]]:

@@ -109,8 +109,9 @@ def figures(ctx: Context, run_id: str, *, item_views: bool = True,
     never change, so they are cached in memory (a restart recomputes them).
 
     Figures: ``aggregate``, ``comparison``, ``rows`` (eval gates), ``gate`` (gate answer),
-    ``metrics`` (rollup), ``items`` (the run object's item views). A running run's figures
-    without ``item_views`` (a poll, ``/start``) hold only the first three.
+    ``metrics`` (rollup), ``items`` (the run object's item views, made only when asked for:
+    a terminal run's cached figures gain them on the first read with items). A running run's
+    figures without ``item_views`` (a poll, ``/start``) hold only the first three.
     ``settle=False``: the figures as they are, without first finishing a run whose time
     has come.
     """
@@ -124,25 +125,43 @@ def figures(ctx: Context, run_id: str, *, item_views: bool = True,
     cache: OrderedDict[str, dict[str, Any]] = ctx.extras.setdefault("run_figures", OrderedDict())
     if terminal:
         with _CACHE_LOCK:
-            if run_id in cache:
-                return run, cache[run_id]
+            figs = cache.get(run_id)
+        if figs is not None:
+            if item_views and "items" not in figs:  # first read with items: made once
+                _, items = load_run(ctx, run_id)
+                figs["items"] = [_item_view(i) for i in items]
+            return run, figs
     _, items = load_run(ctx, run_id)
-    cmp = _comparison(ctx, run, items)
+    figs = _figures_of(run, items, _comparison(ctx, run, items), full=terminal or item_views)
+    if item_views:  # the item views only when asked: a poll with ?items=false never is
+        figs["items"] = [_item_view(i) for i in items]
+    if terminal:
+        _keep_figures(ctx, run_id, figs)
+    return run, figs
+
+
+def _figures_of(run: dict[str, Any], items: list[dict[str, Any]], cmp: dict[str, Any], *,
+                full: bool, gate: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The figures of ``run`` from its decoded items and comparison (``full``: with the
+    gate answer and the metrics, which a poll of a running run without items never reads)."""
     agg = evaluate.aggregate(items)
     compared = cmp["baseline"]["compared"]
     agg.update(regressions=len(cmp["regressions"]) if compared else 0,
                baselineCompared=compared)
     figs = {"aggregate": agg, "comparison": cmp, "rows": evaluate.gate_rows(run, items)}
-    if terminal or item_views:  # what a poll of a running run without items never reads
-        figs.update(gate=evaluate.gate_verdict(run, items, cmp),
-                    metrics=evaluate.metrics(run, items),
-                    items=[_item_view(i) for i in items])
-    if terminal:
-        with _CACHE_LOCK:
-            cache[run_id] = figs
-            while len(cache) > _CACHE_SIZE:
-                cache.popitem(last=False)
-    return run, figs
+    if full:
+        figs.update(gate=gate or evaluate.gate_verdict(run, items, cmp),
+                    metrics=evaluate.metrics(run, items))
+    return figs
+
+
+def _keep_figures(ctx: Context, run_id: str, figs: dict[str, Any]) -> None:
+    """A terminal run's figures, kept (they never change)."""
+    cache: OrderedDict[str, dict[str, Any]] = ctx.extras.setdefault("run_figures", OrderedDict())
+    with _CACHE_LOCK:
+        cache[run_id] = figs
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
 
 
 def run_view(ctx: Context, run_id: str, *, items: bool = True,
@@ -230,10 +249,6 @@ def cancel_run(ctx: Context, run_id: str) -> dict[str, Any]:
     return run_view(ctx, run_id)
 
 
-def _is_done(item: dict[str, Any]) -> bool:
-    return item["passed"] is not None or bool(item["error"])
-
-
 def advance(ctx: Context, run_id: str) -> None:
     """Finish a running run when its time has come (safe to call from any thread)."""
     row = ctx.db.one("SELECT status, started_at, runner_mode FROM runs WHERE id = ?", (run_id,))
@@ -270,10 +285,15 @@ def finish_if_captured(ctx: Context, run_id: str) -> None:
 
 
 def finish_run(ctx: Context, run_id: str) -> None:
-    run, items = load_run(ctx, run_id)
-    if run["status"] in TERMINAL:
-        return
-    pending = [i["item_id"] for i in items if not _is_done(i)]
+    with ctx.db.lock:  # the ids left to close: nothing to decode yet (decoded once, below)
+        row = ctx.db.one("SELECT status FROM runs WHERE id = ?", (run_id,))
+        if row is None:
+            raise ApiError(404, f"run {run_id} not found")
+        if row["status"] in TERMINAL:
+            return
+        pending = [r["item_id"] for r in ctx.db.all(
+            "SELECT item_id FROM run_items WHERE run_id = ? AND passed IS NULL AND error IS"
+            " NULL ORDER BY position", (run_id,))]
     traced = spans.traced_items(ctx, run_id) if pending else set()
     missing = []
     for item_id in pending:
@@ -306,6 +326,9 @@ def finish_run(ctx: Context, run_id: str) -> None:
         gate = evaluate.gate_verdict(run, items, cmp)
         con.execute("UPDATE runs SET status = ?, error = ?, finished_at = ?, gate_passed = ?"
                     " WHERE id = ?", (status, error, ctx.now(), int(gate["passed"]), run_id))
+    # the terminal figures from what is in hand (the next read need not compute them again):
+    # they read only the run's id, status, error, gate settings, gates and dataset
+    _keep_figures(ctx, run_id, _figures_of(run, items, cmp, full=True, gate=gate))
     ctx.log(f"run {run_id} finished: {status} (gate {'passed' if gate['passed'] else 'failed'})")
 
 
@@ -343,6 +366,13 @@ def needs_network(ctx: Context, item: Any) -> bool:
 
 def scored_values(ctx: Context, item: Any, session: dict[str, Any]) -> tuple[Any, ...]:
     """The item's judges run on ``session``: the first seven values of :data:`SCORE_SQL`."""
+    return scored_record(ctx, item, session)[0]
+
+
+def scored_record(ctx: Context, item: Any, session: dict[str, Any]
+                  ) -> tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]:
+    """:func:`scored_values`, with the session as stored and the scores (what the values'
+    JSON columns hold, for :func:`neens_sandbox.run_records.remember`)."""
     judges = load_judges(ctx.db, loads(item["judges"], []))
     result = score_session(judges, session, item_input=item["input"],
                            expected=item["expected_output"], llm=load_llm(ctx.db))
@@ -351,8 +381,9 @@ def scored_values(ctx: Context, item: Any, session: dict[str, Any]) -> tuple[Any
     if isinstance(stored.get("output"), str) and len(stored["output"]) > cap:
         stored["output"] = stored["output"][:cap]
     passed = result["passed"]
-    return (dumps(stored), dumps(result["scores"]), None if passed is None else int(passed),
-            result["score"], result["reason"], result["error"], ctx.now())
+    values = (dumps(stored), dumps(result["scores"]), None if passed is None else int(passed),
+              result["score"], result["reason"], result["error"], ctx.now())
+    return values, stored, result["scores"]
 
 
 def record_error(ctx: Context, run_id: str, item_id: str, error: str,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neens_action.api.answers import Gate, Run
 from neens_action.api.comparison import Comparison, Metrics
@@ -22,12 +22,14 @@ from neens_action.api.http_util import (
     rows_reader,
 )
 from neens_action.api.json_stream import keep
-from neens_action.api.suites import Suite
-from neens_action.api.sweep_comparison import SweepComparison
-from neens_action.api.sweeps import Estimate, Sweep
 from neens_action.api.transport import USER_AGENT, Transport
 from neens_action.items import ItemDigest
 from neens_action.spill import RunRows
+
+if TYPE_CHECKING:  # decoded where they are asked for: an eval run never imports them
+    from neens_action.api.suites import Suite
+    from neens_action.api.sweep_comparison import SweepComparison
+    from neens_action.api.sweeps import Estimate, Sweep
 
 CI_RESULT_RETRIES = 8  # within a 15 s budget (post_ci_result)
 
@@ -143,15 +145,21 @@ class NeensClient(Transport):
     def preview_sweep(self, body: Mapping[str, Any]) -> tuple[Estimate | None, tuple[str, ...]]:
         """``POST /model-sweeps/preview``: the estimate (bare or enveloped; None when the
         answer holds none) and the refusals."""
+        from neens_action.api.sweeps import Estimate
+
         return Estimate.unwrap(self._post_object("/model-sweeps/preview", body))
 
     def create_sweep(self, body: Mapping[str, Any]) -> Sweep:
         """``POST /model-sweeps`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /model-sweeps?idempotency_key=``)."""
+        from neens_action.api.sweeps import Sweep
+
         return Sweep.decode(self._create("/model-sweeps", body, ("/model-sweeps", "sweeps")))
 
     def get_sweep(self, sweep_id: str) -> Sweep:
         """``GET /model-sweeps/{id}``."""
+        from neens_action.api.sweeps import Sweep
+
         return Sweep.decode(self._get_object(f"/model-sweeps/{path_segment(sweep_id)}"))
 
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
@@ -162,6 +170,8 @@ class NeensClient(Transport):
             parts.append(f"bar={path_segment(repr(float(bar)))}")
         if baseline_arm:
             parts.append(f"baselineArm={path_segment(baseline_arm)}")
+        from neens_action.api.sweep_comparison import SweepComparison
+
         return SweepComparison.decode(self._get_object(
             f"/model-sweeps/{path_segment(sweep_id)}/comparison", "&".join(parts)))
 
@@ -170,6 +180,8 @@ class NeensClient(Transport):
         terminal) => None. ``quick`` (the interrupt path): one attempt, at most 5 s."""
         answer = self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel",
                               safe=True, conflict_ok=True, **self.quick(quick))
+        from neens_action.api.sweeps import Sweep
+
         return None if answer is None else Sweep.decode(answer)
 
     # -- scenario suites -------------------------------------------------------------
@@ -177,15 +189,21 @@ class NeensClient(Transport):
     def create_suite(self, body: Mapping[str, Any]) -> Suite:
         """``POST /scenario-suites`` with an ``Idempotency-Key``: never repeated blindly
         (lookup ``GET /scenario-suites?idempotency_key=``)."""
+        from neens_action.api.suites import Suite
+
         return Suite.decode(self._create("/scenario-suites", body,
                                          ("/scenario-suites", "suites")))
 
     def get_suite(self, suite_id: str) -> Suite:
         """``GET /scenario-suites/{id}``."""
+        from neens_action.api.suites import Suite
+
         return Suite.decode(self._get_object(f"/scenario-suites/{path_segment(suite_id)}"))
 
     def regenerate_suite(self, suite_id: str, body: Mapping[str, Any] | None = None) -> Suite:
         """``POST /scenario-suites/{id}/regenerate``: never retried."""
+        from neens_action.api.suites import Suite
+
         return Suite.decode(self._post_object(
             f"/scenario-suites/{path_segment(suite_id)}/regenerate", dict(body or {})))
 

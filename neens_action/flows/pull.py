@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neens_action.errors import Interrupted, NeensError, UsageError
-from neens_action.flows import repeats
 from neens_action.flows.interrupt import abandon, handle_interrupt
 from neens_action.flows.runs import create_run, drive_run
 from neens_action.outcome import Outcome
@@ -93,6 +92,8 @@ def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
         body = create_body(settings, prov, policy)  # UsageError propagates: nothing sent yet
     plan = settings.noise_plan
     reps: list[Outcome] = []
+    if plan.noise_aware:  # the noise-aware flow and its statistics, only when asked for
+        from neens_action.flows import repeats
     try:
         run = None
         if plan.repeated and body is not None:
@@ -112,7 +113,8 @@ def run_pull(settings: EvalRunSettings, *, client: NeensClient, world: World,
             repeats.history_only(client, outcome, settings, world=world)
     except (Interrupted, KeyboardInterrupt):
         handle_interrupt(client, outcome, world=world, command=settings.command)
-        repeats.cancel_reps(client, reps, world)
+        if reps:
+            repeats.cancel_reps(client, reps, world)
     except NeensError as exc:
         outcome.error = outcome.error or str(exc)
         if outcome.run_id:

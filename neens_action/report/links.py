@@ -24,13 +24,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from neens_action.ci import platforms
-from neens_action.ci.platforms import Platform
 from neens_action.errors import UsageError
-from neens_action.report.model import ItemVerdict, Report
-from neens_action.spill import Spill
+
+if TYPE_CHECKING:  # the settings check ui-url before a run: the report types come later
+    from neens_action.ci.platforms import Platform
+    from neens_action.report.model import ItemVerdict, Report
 
 RUN_ID = "{run_id}"
 ITEM_ID = "{item_id}"
@@ -107,7 +108,10 @@ def item_link(template: str, run_id: str, item_id: str) -> str:
 def ci_context(environ: Mapping[str, str], platform: Platform | None = None) -> dict[str, str]:
     """Where the report was made: the platform (:mod:`neens_action.ci.platforms`; detected from
     ``environ`` when not given) and the URL of its job (the page holding the summary)."""
-    platform = platform or platforms.detect(environ)
+    if platform is None:
+        from neens_action.ci import platforms
+
+        platform = platforms.detect(environ)
     env = {k: v for k, v in environ.items() if isinstance(v, str)}
     url = platform.job_url(env)
     return {"platform": platform.context_name, "job_url": url if _HTTP.match(url) else ""}
@@ -123,6 +127,8 @@ def attach(report: Report, *, ui_url: str = "", environ: Mapping[str, str] | Non
     """Fill ``run_url``, item links, ``links`` and ``context`` (idempotent). ``ui_url`` (the
     setting) wins over ``NEENS_UI_URL`` in ``environ``; ``platform`` is the one the world
     resolved (detected from ``environ`` when not given)."""
+    from neens_action.spill import Spill
+
     template = (ui_url or (environ or {}).get("NEENS_UI_URL", "")).strip()
     if report.kind != "sweep":
         report.run_url = ui_link(template, report.run_id)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from neens_sandbox import otlp, otlp_signals, runs_api
+from neens_sandbox import otlp, otlp_signals, run_records, runs_api
 from neens_sandbox import spans as spans_table
 from neens_sandbox.db import dumps, loads
 from neens_sandbox.http import ApiError, Request, Response, Route
@@ -148,9 +148,13 @@ def _accept(req: Request, spans: list[dict[str, Any]], *, logs: bool) -> tuple[i
                 if score and not item["stored"] and not runs_api.needs_network(ctx, item):
                     # the common case, scored in this transaction (one commit per request):
                     # the item's first spans, deterministic judges, the run checked above
-                    values = runs_api.scored_values(
+                    values, stored, scores = runs_api.scored_record(
                         ctx, item, spans_table.first_session(ctx, group))
                     con.execute(runs_api.SCORE_SQL, (*values, run_id, item_id))
+                    # decoded now, from what is in hand: /start and polls need not decode it
+                    run_records.remember(ctx, run_id, con.execute(
+                        "SELECT * FROM run_items WHERE run_id = ? AND item_id = ?",
+                        (run_id, item_id)).fetchone(), session=stored, scores=scores)
                     touched.add(run_id)
                     continue
                 accepted[(run_id, item_id)] = (item, score, None if item["stored"] else group)

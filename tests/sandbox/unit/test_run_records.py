@@ -1,8 +1,11 @@
-"""A run's items are decoded once and reused while their rows are unchanged; the seed is read
-with libyaml's safe loader when PyYAML has it."""
+"""A run's items are decoded once (as they are scored, when the OTLP receiver scores them) and
+reused while their rows are unchanged; a finished run's figures are kept as a fresh read
+computes them, item views made only when asked; the seed is read with libyaml's safe loader
+when PyYAML has it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -11,6 +14,8 @@ from neens_sandbox import run_records, runs_api, seed
 from neens_sandbox.app import load_routes
 from neens_sandbox.context import Context, Options
 from neens_sandbox.db import Database
+from neens_sandbox.http import Request
+from neens_sandbox.routes import traces
 
 
 def _ctx(tmp_path: Path, n: int) -> tuple[Context, str]:
@@ -71,3 +76,59 @@ def test_the_seed_is_read_with_libyaml_when_present(tmp_path: Path) -> None:
         assert "is not valid YAML" in str(exc)
     else:
         raise AssertionError("a broken seed was accepted")
+
+
+def _span_body(run_id: str, item_id: str, output: str) -> bytes:
+    attrs = [{"key": k, "value": {"stringValue": v}} for k, v in (
+        ("neens.eval_run_id", run_id), ("neens.dataset_item_id", item_id))]
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "invoke_agent",
+            "startTimeUnixNano": "1000000", "endTimeUnixNano": "2000000",
+            "attributes": [{"key": "output.value", "value": {"stringValue": output}}]}
+    return json.dumps({"resourceSpans": [{"resource": {"attributes": attrs}, "scopeSpans": [
+        {"scope": {"name": "t"}, "spans": [span]}]}]}).encode()
+
+
+def test_items_scored_on_ingest_are_decoded_as_they_are_scored(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    ctx, run_id = _ctx(tmp_path, 5)
+    runs_api.load_run(ctx, run_id)
+    answer = traces.ingest(Request("POST", "/v1/traces", {}, {
+        "content-type": "application/json"}, _span_body(run_id, "i2", "a2 here"), ctx))
+    assert answer.status == 200
+    decoded: list[str] = []
+    real = run_records.decode_item
+    monkeypatch.setattr(run_records, "decode_item",
+                        lambda row: decoded.append(row["item_id"]) or real(row))
+    _, items = runs_api.load_run(ctx, run_id)
+    assert decoded == []  # the receiver handed it over decoded
+    row = ctx.db.one("SELECT * FROM run_items WHERE run_id = ? AND item_id = 'i2'", (run_id,))
+    assert items[2] == real(row)  # the same as decoding the stored row
+    assert items[2]["passed"] is True and items[2]["session"]["output"] == "a2 here"
+
+
+def test_the_finished_runs_figures_are_those_a_fresh_read_computes(tmp_path: Path) -> None:
+    ctx, run_id = _ctx(tmp_path, 4)
+    runs_api.record_session(ctx, run_id, "i0", {"output": "a0", "costUsd": 0.002})
+    runs_api.record_session(ctx, run_id, "i1", {"output": "wrong", "latencyMs": 12.0})
+    runs_api.start_run(ctx, run_id)
+    runs_api.finish_run(ctx, run_id)  # i2, i3: no trace
+    kept = runs_api.figures(ctx, run_id)[1]
+    ctx.extras["run_figures"].clear()
+    fresh = runs_api.figures(ctx, run_id)[1]
+    assert kept == fresh
+    assert fresh["aggregate"]["passed"] == 1 and fresh["aggregate"]["errored"] == 2
+
+
+def test_a_poll_without_items_makes_no_item_views(tmp_path: Path, monkeypatch) -> None:
+    ctx, run_id = _ctx(tmp_path, 3)
+    runs_api.start_run(ctx, run_id)
+    runs_api.finish_run(ctx, run_id)
+    made: list[str] = []
+    real = runs_api._item_view
+    monkeypatch.setattr(runs_api, "_item_view",
+                        lambda item: made.append(item["item_id"]) or real(item))
+    view = runs_api.run_view(ctx, run_id, items=False)
+    assert view["status"] == "completed" and "items" not in view and made == []
+    assert len(runs_api.run_view(ctx, run_id)["items"]) == 3 and len(made) == 3
+    runs_api.run_view(ctx, run_id)
+    assert len(made) == 3  # made once, then kept with the terminal figures
