@@ -30,6 +30,17 @@ def _pip(python: Path, *args: str) -> None:
                          f"{proc.stderr[-2000:]}")
 
 
+_TOP_LEVEL_SKIPPED = {"build", "dist", "tests", "bench", "examples", "docs"}
+
+
+def _not_shipped(folder: str, names: list[str]) -> set[str]:
+    """What the copy leaves out: hidden entries and caches anywhere, and the checkout's
+    top-level folders that are not the package (``neens_action/report/build`` stays)."""
+    top = Path(folder) == ROOT
+    return {n for n in names if n.startswith(".") or n == "__pycache__"
+            or n.endswith(".egg-info") or (top and n in _TOP_LEVEL_SKIPPED)}
+
+
 def installed_cli() -> list[str]:
     """``[.venv-bench/bin/neens]``, holding this checkout's code as a wheel install."""
     python = VENV / "bin" / "python"
@@ -41,9 +52,7 @@ def installed_cli() -> list[str]:
     # Built from a copy: setuptools' build/ and egg-info stay out of the checkout.
     with tempfile.TemporaryDirectory(prefix="neens-bench-src-") as tmp:
         src = Path(tmp) / "src"
-        shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-            ".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench", "examples",
-            "docs"))
+        shutil.copytree(ROOT, src, ignore=_not_shipped)
         if fresh:
             _pip(python, "-c", str(ROOT / "constraints.txt"), str(src))
         else:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,7 @@ from bench.suite import otlp_trace
 SECTIONS = ("start", "ingest", "seed", "first", "whole", "rss")
 HEADERS = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
 TERMINAL = ("completed", "completed_with_regressions", "failed", "cancelled")
+_CRASH = re.compile(r"^Traceback |^\w+(Error|Exception): ", re.MULTILINE)  # a traceback's lines
 
 
 def _post_all(url: str, bodies: list[bytes], threads: int = 8) -> float:
@@ -227,7 +229,7 @@ class Scale:
         # these agents (``cat``) export no trace: nothing is scored, which our runner calls a
         # run error (exit 2: a measurement of nothing is never a pass); the runner is timed
         allowed = (0, 1, 2) if who == "ours" else (0, 1)
-        if got.exit_code not in allowed:
+        if got.exit_code not in allowed or _CRASH.search(got.tail):  # a crash is no figure
             self.failures.append(f"{who} {dataset} c={c} exited {got.exit_code}:\n{got.tail}")
         return got.wall
 
