@@ -192,9 +192,9 @@ class Runner:
 
         threads = [threading.Thread(target=worker, name=f"neens-agent-{n}", daemon=True)
                    for n in range(min(self.concurrency, total))]
-        for t in threads:
-            t.start()
-        try:
+        try:  # started inside: an interrupt between two starts still stops the ones started
+            for t in threads:
+                t.start()
             for t in threads:
                 while t.is_alive():
                     t.join(0.2)
@@ -206,7 +206,8 @@ class Runner:
             self.kill_all()
             deadline = time.monotonic() + self.drain + self.grace + 5
             for t in threads:
-                t.join(max(0.0, deadline - time.monotonic()))
+                if t.ident is not None:  # started (a thread never started cannot be joined)
+                    t.join(max(0.0, deadline - time.monotonic()))
             with callback_lock:
                 flush()
             raise

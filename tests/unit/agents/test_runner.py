@@ -281,6 +281,32 @@ def test_interrupt_in_waiting_thread_kills_agents(tmp_path):
     assert r.stopping
 
 
+def test_interrupt_while_the_workers_start_kills_the_agents_started(tmp_path, monkeypatch):
+    """A signal that lands while the workers are still being started (the first agent is
+    already running) stops the agents started so far: none outlives the run."""
+    pidfile = tmp_path / "pids"
+    script = f"echo $$ >> {pidfile}; sleep 300"
+    r = make_runner(["sh", "-c", script], concurrency=2, log=lambda s: None)
+    real_start = threading.Thread.start
+    started: list[threading.Thread] = []
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "neens-agent-1":  # the second worker
+            read_pids(pidfile, 1)  # the first worker's agent runs: now the signal lands
+            raise KeyboardInterrupt
+        if thread.name == "neens-agent-0":
+            started.append(thread)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    with pytest.raises(KeyboardInterrupt):
+        r.run(jobs(4))
+    monkeypatch.setattr(threading.Thread, "start", real_start)
+    pids = read_pids(pidfile, 1)
+    assert wait_for(lambda: not any(alive(p) for p in pids), 10)
+    assert r.stopping and not started[0].is_alive()  # the started worker was waited for
+
+
 def test_neens_launcher_popen_in_the_environment_makes_the_runner_use_popen(monkeypatch,
                                                                             agent_launcher):
     started: list[list[str]] = []
