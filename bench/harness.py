@@ -39,6 +39,12 @@ class Measured:
     run_id: str = ""  # from the CLI's "Created run <id>" line
 
 
+def editable_cli() -> list[str]:
+    """The development venv's ``neens`` (or ``python -m neens_action``)."""
+    ours = ROOT / ".venv" / "bin" / "neens"
+    return [str(ours)] if ours.exists() else [sys.executable, "-m", "neens_action"]
+
+
 def write_seed(path: Path, sizes: list[int], *, extra_small: int = 0) -> dict[int, str]:
     """One dataset per size (``ds_<n>``) of refund prompts; returns size -> dataset id."""
     datasets, ids = [], {}

@@ -58,9 +58,3 @@ def installed_cli() -> list[str]:
         else:
             _pip(python, "--no-deps", "--force-reinstall", str(src))
     return [str(VENV / "bin" / "neens")]
-
-
-def editable_cli() -> list[str]:
-    """The development venv's ``neens`` (or ``python -m neens_action``)."""
-    ours = ROOT / ".venv" / "bin" / "neens"
-    return [str(ours)] if ours.exists() else [sys.executable, "-m", "neens_action"]

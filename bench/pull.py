@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.harness import startup
+from bench.harness import editable_cli, startup
 from bench.procs import TreeSampler
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,8 +149,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--skip-vendor", action="store_true")
     ap.add_argument("--skip-floor", action="store_true")
     args = ap.parse_args(argv)
-    ours_cli = ROOT / ".venv/bin/neens"
-    ours = [str(ours_cli)] if ours_cli.exists() else [sys.executable, "-m", "neens_action"]
+    ours = editable_cli()
     agent = [sys.executable, str(AGENT)]
     with tempfile.TemporaryDirectory(prefix="neens-bench-") as tmp:
         work = Path(tmp)

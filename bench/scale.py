@@ -43,7 +43,7 @@ from pathlib import Path
 import requests
 import yaml
 
-from bench.harness import KEY, ROOT, Sandbox, measure, table, write_seed
+from bench.harness import KEY, ROOT, Sandbox, editable_cli, measure, table, write_seed
 from bench.suite import otlp_trace
 
 SECTIONS = ("start", "ingest", "seed", "first", "whole", "rss")
@@ -119,7 +119,7 @@ class Scale:
     def __init__(self, args: argparse.Namespace, work: Path) -> None:
         self.args = args
         self.work = work
-        from bench.installed import editable_cli, installed_cli
+        from bench.installed import installed_cli
 
         self.ours = installed_cli() if args.ours == "installed" else editable_cli()
         self.vendor = None if args.skip_vendor else [args.vendor]

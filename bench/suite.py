@@ -41,6 +41,7 @@ from bench.harness import (
     ROOT,
     Measured,
     Sandbox,
+    editable_cli,
     measure,
     median_of,
     mib,
@@ -61,8 +62,7 @@ class Suite:
     def __init__(self, args: argparse.Namespace, work: Path) -> None:
         self.args = args
         self.work = work
-        ours = ROOT / ".venv" / "bin" / "neens"
-        self.ours = [str(ours)] if ours.exists() else [sys.executable, "-m", "neens_action"]
+        self.ours = editable_cli()
         self.vendor = None if args.skip_vendor else [args.vendor]
         if self.vendor and not Path(args.vendor).exists():
             raise SystemExit(f"bench: the vendor CLI is missing at {args.vendor}: python3 -m "

@@ -34,11 +34,22 @@ def decode_run(row: Any) -> dict[str, Any]:
 
 def decode_item(row: Any) -> dict[str, Any]:
     item = dict(row)
-    item["session"] = loads(item.get("session"), None)
-    item["scores"] = loads(item.get("scores"), {}) or {}
+    return _item(item, loads(item.get("session"), None), loads(item.get("scores"), {}))
+
+
+def _item(item: dict[str, Any], session: dict[str, Any] | None,
+          scores: dict[str, Any] | None) -> dict[str, Any]:
+    """``item`` (a row as a dict) with its session and scores as given, already decoded."""
+    item["session"] = session
+    item["scores"] = scores or {}
     item["judges"] = loads(item.get("judges"), []) or []
     item["passed"] = None if item["passed"] is None else bool(item["passed"])
     return item
+
+
+def _cache(ctx: Context) -> OrderedDict[str, dict[str, tuple[tuple, dict]]]:
+    """run id -> item id -> (the raw row, its decoded item), the most recent runs last."""
+    return ctx.extras.setdefault("run_items_decoded", OrderedDict())
 
 
 def remember(ctx: Context, run_id: str, row: Any, *, session: dict[str, Any],
@@ -47,13 +58,8 @@ def remember(ctx: Context, run_id: str, row: Any, *, session: dict[str, Any],
     holds: the run's next read (``/start``, a poll, the finish) finds it decoded, so a run's
     items are decoded as they are scored, never all at once. ``session`` and ``scores``
     must be what the row's JSON columns hold (and are not changed afterwards)."""
-    item = dict(row)
-    item["session"] = session
-    item["scores"] = scores or {}
-    item["judges"] = loads(item.get("judges"), []) or []
-    item["passed"] = None if item["passed"] is None else bool(item["passed"])
-    cache: OrderedDict[str, dict[str, tuple[tuple, dict]]] = ctx.extras.setdefault(
-        "run_items_decoded", OrderedDict())
+    item = _item(dict(row), session, scores)
+    cache = _cache(ctx)
     with _LOCK:
         known = cache.get(run_id)
         if known is None:
@@ -65,8 +71,7 @@ def remember(ctx: Context, run_id: str, row: Any, *, session: dict[str, Any],
 
 def decoded_items(ctx: Context, run_id: str, rows: list[Any]) -> list[dict[str, Any]]:
     """``rows`` (the run's ``run_items`` rows, in order) decoded, reusing unchanged ones."""
-    cache: OrderedDict[str, dict[str, tuple[tuple, dict]]] = ctx.extras.setdefault(
-        "run_items_decoded", OrderedDict())
+    cache = _cache(ctx)
     with _LOCK:
         old = cache.get(run_id) or {}
     fresh: dict[str, tuple[tuple, dict]] = {}

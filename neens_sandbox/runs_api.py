@@ -129,10 +129,9 @@ def figures(ctx: Context, run_id: str, *, item_views: bool = True,
         raise ApiError(404, f"run {run_id} not found")
     run = decode_run(row)
     terminal = run["status"] in TERMINAL
-    cache: OrderedDict[str, dict[str, Any]] = ctx.extras.setdefault("run_figures", OrderedDict())
     if terminal:
         with _CACHE_LOCK:
-            figs = cache.get(run_id)
+            figs = _figures_cache(ctx).get(run_id)
         if figs is not None:
             if item_views and "items" not in figs:  # first read with items: made once
                 _, items = load_run(ctx, run_id)
@@ -162,9 +161,13 @@ def _figures_of(run: dict[str, Any], items: list[dict[str, Any]], cmp: dict[str,
     return figs
 
 
+def _figures_cache(ctx: Context) -> OrderedDict[str, dict[str, Any]]:
+    return ctx.extras.setdefault("run_figures", OrderedDict())
+
+
 def _keep_figures(ctx: Context, run_id: str, figs: dict[str, Any]) -> None:
     """A terminal run's figures, kept (they never change)."""
-    cache: OrderedDict[str, dict[str, Any]] = ctx.extras.setdefault("run_figures", OrderedDict())
+    cache = _figures_cache(ctx)
     with _CACHE_LOCK:
         cache[run_id] = figs
         while len(cache) > _CACHE_SIZE:

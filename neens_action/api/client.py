@@ -165,23 +165,23 @@ class NeensClient(Transport):
     def get_sweep_comparison(self, sweep_id: str, bar: float | None = None,
                              baseline_arm: str | None = None) -> SweepComparison:
         """``GET /model-sweeps/{id}/comparison[?bar=&baselineArm=]``."""
+        from neens_action.api.sweep_comparison import SweepComparison
+
         parts = []
         if bar is not None:
             parts.append(f"bar={path_segment(repr(float(bar)))}")
         if baseline_arm:
             parts.append(f"baselineArm={path_segment(baseline_arm)}")
-        from neens_action.api.sweep_comparison import SweepComparison
-
         return SweepComparison.decode(self._get_object(
             f"/model-sweeps/{path_segment(sweep_id)}/comparison", "&".join(parts)))
 
     def cancel_sweep(self, sweep_id: str, *, quick: bool = False) -> Sweep | None:
         """``POST /model-sweeps/{id}/cancel``: the cancelled sweep; 409 (already
         terminal) => None. ``quick`` (the interrupt path): one attempt, at most 5 s."""
-        answer = self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel",
-                              safe=True, conflict_ok=True, **self.quick(quick))
         from neens_action.api.sweeps import Sweep
 
+        answer = self.request("POST", f"/model-sweeps/{path_segment(sweep_id)}/cancel",
+                              safe=True, conflict_ok=True, **self.quick(quick))
         return None if answer is None else Sweep.decode(answer)
 
     # -- scenario suites -------------------------------------------------------------
